@@ -1,0 +1,79 @@
+"""One exception tree under :class:`LaketideError`; every domain error names what it is about."""
+
+from __future__ import annotations
+
+
+class LaketideError(Exception):
+    """Root of every error laketide raises on purpose."""
+
+
+class InvalidOptionError(LaketideError, ValueError):
+    """A known table or catalog option has a malformed value."""
+
+
+class InvalidTypeError(LaketideError, ValueError):
+    """A Paimon type string or an Arrow type cannot be mapped."""
+
+
+class SchemaError(LaketideError, ValueError):
+    """A schema is invalid, or data does not match the table's schema."""
+
+
+class SchemaChangeError(SchemaError):
+    """A schema change cannot be applied (unknown column, unsafe type change, ...)."""
+
+
+class PredicateError(LaketideError, ValueError):
+    """A filter expression cannot be parsed or does not fit the table's columns."""
+
+
+class CatalogError(LaketideError):
+    """Base of catalog-level errors."""
+
+
+class NoSuchDatabaseError(CatalogError, LookupError):
+    pass
+
+
+class NoSuchTableError(CatalogError, LookupError):
+    pass
+
+
+class DatabaseAlreadyExistsError(CatalogError):
+    pass
+
+
+class TableAlreadyExistsError(CatalogError):
+    pass
+
+
+class DatabaseNotEmptyError(CatalogError):
+    pass
+
+
+class CorruptMetadataError(LaketideError):
+    """A metadata file (snapshot, schema, manifest) is missing, truncated or unparsable; names the file."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class NoSuchSnapshotError(LaketideError, LookupError):
+    pass
+
+
+class FileIOError(LaketideError, OSError):
+    """A storage operation failed; carries the path."""
+
+
+class CommitError(LaketideError):
+    """A commit could not be completed."""
+
+
+class CommitConflictError(CommitError):
+    """A concurrent commit removed or changed files this commit depends on."""
+
+
+class UnsupportedFeatureError(LaketideError, NotImplementedError):
+    """A Paimon feature laketide does not implement (yet)."""
