@@ -77,3 +77,11 @@ class CommitConflictError(CommitError):
 
 class UnsupportedFeatureError(LaketideError, NotImplementedError):
     """A Paimon feature laketide does not implement (yet)."""
+
+
+class NotFoundError(FileIOError, FileNotFoundError):
+    """A file or directory an operation needs does not exist; the message names the path."""
+
+
+class FileAlreadyExistsError(FileIOError, FileExistsError):
+    """A write without overwrite found the target path already taken; the message names the path."""

@@ -1,0 +1,196 @@
+"""FileIO over the local file system (plain paths and file:// URIs).
+
+Paimon: org.apache.paimon.fs.local.LocalFileIO. Java serializes renames with a JVM-wide lock, which does
+not protect two processes; here no-replace publishing uses ``os.link``, which the kernel makes atomic
+(it fails with EEXIST when the target exists), so it holds across processes on one host.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from typing import TYPE_CHECKING, BinaryIO
+
+from laketide.exceptions import FileIOError, NotFoundError
+from laketide.fs.file_io import FileIO, FileStatus, join_path, temp_sibling, translate_errors
+
+if TYPE_CHECKING:
+    import pyarrow.fs
+
+__all__ = ["LocalFileIO", "to_local_path"]
+
+
+def to_local_path(path: str) -> str:
+    """Strip a ``file:`` scheme: "file:///a/b" and Hadoop's "file:/a/b" both give "/a/b"."""
+    if path.startswith("file://"):
+        return path[len("file://") :] or "/"
+    if path.startswith("file:"):
+        return path[len("file:") :]
+    return path
+
+
+class LocalFileIO(FileIO):
+    """Files on a local (or mounted) disk. Stateless, so it pickles to executors for free."""
+
+    def read_bytes(self, path: str) -> bytes:
+        with translate_errors("read", path), open(to_local_path(path), "rb") as f:
+            return f.read()
+
+    def write_bytes(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
+        local = to_local_path(path)
+        with translate_errors("write", path):
+            os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+            if overwrite:
+                # Replace through a temp file so that readers see the old or the new bytes, never a mix.
+                tmp = temp_sibling(local)
+                try:
+                    _write_synced(tmp, data)
+                    os.replace(tmp, local)
+                finally:
+                    _unlink_missing_ok(tmp)
+                return
+            with open(local, "xb") as f:
+                try:
+                    f.write(data)
+                except BaseException:
+                    _unlink_missing_ok(local)  # only ours: "xb" just created it
+                    raise
+
+    def try_write_atomic(self, path: str, data: bytes) -> bool:
+        local = to_local_path(path)
+        with translate_errors("atomically write", path):
+            os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+            tmp = temp_sibling(local)
+            try:
+                _write_synced(tmp, data)
+                return _link_no_replace(tmp, local, path)
+            finally:
+                _unlink_missing_ok(tmp)
+
+    def exists(self, path: str) -> bool:
+        with translate_errors("check", path):
+            return os.path.exists(to_local_path(path))
+
+    def delete(self, path: str, *, recursive: bool = False) -> bool:
+        local = to_local_path(path)
+        with translate_errors("delete", path):
+            if not os.path.lexists(local):
+                return False
+            if os.path.isdir(local) and not os.path.islink(local):
+                if recursive:
+                    shutil.rmtree(local)
+                else:
+                    os.rmdir(local)  # OSError(ENOTEMPTY) for a non-empty directory
+            else:
+                os.unlink(local)
+            return True
+
+    def mkdirs(self, path: str) -> None:
+        with translate_errors("create directory", path):
+            os.makedirs(to_local_path(path), exist_ok=True)
+
+    def list_status(self, path: str) -> list[FileStatus]:
+        local = to_local_path(path)
+        with translate_errors("list", path):
+            try:
+                if not os.path.isdir(local):
+                    st = os.stat(local)
+                    return [_status(path, st.st_size, is_dir=False, mtime_ns=st.st_mtime_ns)]
+                with os.scandir(local) as entries:
+                    result = []
+                    for entry in entries:
+                        try:
+                            st = entry.stat()
+                            is_dir = entry.is_dir()
+                        except FileNotFoundError:
+                            continue  # removed while listing, e.g. a concurrent writer's temp file
+                        size = 0 if is_dir else st.st_size
+                        result.append(_status(join_path(path, entry.name), size, is_dir=is_dir,
+                                              mtime_ns=st.st_mtime_ns))
+                    return result
+            except FileNotFoundError:
+                return []
+
+    def rename(self, src: str, dst: str) -> bool:
+        src_local, dst_local = to_local_path(src), to_local_path(dst)
+        with translate_errors("rename", src):
+            if not os.path.lexists(src_local):
+                raise NotFoundError(f"Cannot rename '{src}' to '{dst}': the source does not exist")
+            os.makedirs(os.path.dirname(dst_local) or ".", exist_ok=True)
+            if os.path.isdir(src_local):
+                # Directories cannot be hard-linked; rename(2) would silently replace an empty target
+                # directory, so check first. Not atomic against a concurrent creator of ``dst``.
+                if os.path.lexists(dst_local):
+                    return False
+                os.rename(src_local, dst_local)
+                return True
+            if not _link_no_replace(src_local, dst_local, dst):
+                return False
+            os.unlink(src_local)
+            return True
+
+    def file_size(self, path: str) -> int:
+        with translate_errors("get the size of", path):
+            return os.stat(to_local_path(path)).st_size
+
+    def open_input(self, path: str) -> BinaryIO:
+        with translate_errors("open", path):
+            return open(to_local_path(path), "rb")
+
+    def open_output(self, path: str, *, overwrite: bool = False) -> BinaryIO:
+        local = to_local_path(path)
+        with translate_errors("create", path):
+            os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+            return open(local, "wb" if overwrite else "xb")
+
+    def pyarrow_filesystem(self) -> pyarrow.fs.FileSystem:
+        import pyarrow.fs
+
+        return pyarrow.fs.LocalFileSystem()
+
+    def pyarrow_path(self, path: str) -> str:
+        return to_local_path(path)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is LocalFileIO
+
+    def __hash__(self) -> int:
+        return hash(LocalFileIO)
+
+    def __repr__(self) -> str:
+        return "LocalFileIO()"
+
+
+def _status(path: str, size: int, *, is_dir: bool, mtime_ns: int) -> FileStatus:
+    return FileStatus(path=path, size=size, is_dir=is_dir, modification_time_ms=mtime_ns // 1_000_000)
+
+
+def _write_synced(path: str, data: bytes) -> None:
+    with open(path, "xb") as f:
+        f.write(data)
+        f.flush()
+        # Durable before it becomes visible: a crash must not publish an empty snapshot file.
+        os.fsync(f.fileno())
+
+
+def _link_no_replace(src: str, dst: str, shown: str) -> bool:
+    try:
+        os.link(src, dst)
+    except FileExistsError:
+        return False
+    except OSError as e:
+        if e.errno in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
+            raise FileIOError(
+                f"Cannot publish '{shown}': the file system does not support hard links, which "
+                f"atomic no-replace writes need ({e})"
+            ) from e
+        raise
+    return True
+
+
+def _unlink_missing_ok(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

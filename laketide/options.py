@@ -1,0 +1,619 @@
+"""Typed table and catalog options with Paimon's keys, defaults and value syntax.
+
+Paimon: org.apache.paimon.CoreOptions, org.apache.paimon.options.ConfigOption,
+org.apache.paimon.options.MemorySize, org.apache.paimon.utils.TimeUtils,
+org.apache.paimon.options.CatalogOptions.
+
+A table's options travel as a plain ``str -> str`` map (that is what schema-N JSON stores). The classes
+here read typed values out of that map without changing it: unknown keys (format options, ``fields.*``
+options, options of features laketide does not implement) stay untouched, exactly as Java keeps them.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, cast
+
+from laketide.exceptions import InvalidOptionError
+
+__all__ = [
+    "CatalogOptions",
+    "ChangelogProducer",
+    "ConfigOption",
+    "CoreOptions",
+    "MergeEngine",
+    "OptionType",
+    "format_duration",
+    "format_memory_size",
+    "parse_duration",
+    "parse_memory_size",
+]
+
+T = TypeVar("T")
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+
+# Java's parsers read a run of ASCII digits, then a unit label; no sign, no fraction, no underscores.
+_AMOUNT = re.compile(r"\s*([0-9]+)\s*(.*?)\s*", re.DOTALL)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+_MEMORY_UNITS: dict[str, int] = {
+    **dict.fromkeys(("b", "bytes"), 1),
+    **dict.fromkeys(("k", "kb", "kibibytes"), 1 << 10),
+    **dict.fromkeys(("m", "mb", "mebibytes"), 1 << 20),
+    **dict.fromkeys(("g", "gb", "gibibytes"), 1 << 30),
+    **dict.fromkeys(("t", "tb", "tebibytes"), 1 << 40),
+}
+
+# Duration labels -> length in nanoseconds (Paimon: TimeUtils.TimeUnit).
+_NANOS_PER_MS = 1_000_000
+_DURATION_UNITS: dict[str, int] = {
+    **dict.fromkeys(("d", "day", "days"), 86_400_000 * _NANOS_PER_MS),
+    **dict.fromkeys(("h", "hour", "hours"), 3_600_000 * _NANOS_PER_MS),
+    **dict.fromkeys(("min", "m", "minute", "minutes"), 60_000 * _NANOS_PER_MS),
+    **dict.fromkeys(("s", "sec", "secs", "second", "seconds"), 1_000 * _NANOS_PER_MS),
+    **dict.fromkeys(("ms", "milli", "millis", "millisecond", "milliseconds"), _NANOS_PER_MS),
+    **dict.fromkeys(("µs", "micro", "micros", "microsecond", "microseconds"), 1_000),
+    **dict.fromkeys(("ns", "nano", "nanos", "nanosecond", "nanoseconds"), 1),
+}
+
+
+def _split_amount(text: str, what: str) -> tuple[int, str]:
+    match = _AMOUNT.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{what} {text!r} does not start with a non-negative whole number")
+    value = int(match.group(1))
+    if value > _LONG_MAX:
+        raise ValueError(f"{what} {text!r} does not fit in a 64-bit number")
+    return value, match.group(2).lower()
+
+
+def parse_memory_size(text: str) -> int:
+    """Parse a Paimon memory size ("128 mb", "64kb", "1 gb", "512") into bytes; a bare number is bytes."""
+    value, unit = _split_amount(text, "memory size")
+    if unit and unit not in _MEMORY_UNITS:
+        raise ValueError(f"unknown memory size unit {unit!r}; use b, kb, mb, gb or tb")
+    result = value * _MEMORY_UNITS.get(unit, 1)
+    if result > _LONG_MAX:
+        raise ValueError(f"memory size {text!r} does not fit in a 64-bit number of bytes")
+    return result
+
+
+def parse_duration(text: str) -> int:
+    """Parse a Paimon duration ("1 h", "30 min", "10 s", "100 ms", "1 d") into milliseconds.
+
+    A bare number is milliseconds, as in Java; units finer than a millisecond truncate toward zero.
+    """
+    value, unit = _split_amount(text, "duration")
+    if not unit:
+        return value
+    if unit not in _DURATION_UNITS:
+        raise ValueError(f"unknown duration unit {unit!r}; use d, h, min, s, ms, µs or ns")
+    millis = value * _DURATION_UNITS[unit] // _NANOS_PER_MS
+    if millis > _LONG_MAX:
+        raise ValueError(f"duration {text!r} does not fit in a 64-bit number of milliseconds")
+    return millis
+
+
+def format_memory_size(num_bytes: int) -> str:
+    """Render bytes with the largest unit that divides them exactly ("128 mb"), as Java's MemorySize does."""
+    for unit, size in (("tb", 1 << 40), ("gb", 1 << 30), ("mb", 1 << 20), ("kb", 1 << 10)):
+        if num_bytes and num_bytes % size == 0:
+            return f"{num_bytes // size} {unit}"
+    return f"{num_bytes} bytes"
+
+
+def format_duration(millis: int) -> str:
+    """Render milliseconds with the largest unit that divides them exactly ("1 h", "30 min", "10 ms")."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1_000)):
+        if millis and millis % size == 0:
+            return f"{millis // size} {unit}"
+    return f"{millis} ms"
+
+
+class OptionType(enum.Enum):
+    """How an option's string value is parsed."""
+
+    STRING = "string"
+    INT = "int"  # Java int: 32-bit
+    LONG = "long"  # Java long: 64-bit
+    BOOLEAN = "boolean"
+    MEMORY_SIZE = "memory-size"  # parsed to bytes
+    DURATION = "duration"  # parsed to milliseconds
+    ENUM = "enum"  # parsed to a member of ConfigOption.enum_class
+    LIST = "list"  # comma separated -> list[str]
+
+
+class MergeEngine(enum.StrEnum):
+    """Paimon: CoreOptions.MergeEngine."""
+
+    DEDUPLICATE = "deduplicate"
+    PARTIAL_UPDATE = "partial-update"
+    AGGREGATE = "aggregation"
+    FIRST_ROW = "first-row"
+
+
+class ChangelogProducer(enum.StrEnum):
+    """Paimon: CoreOptions.ChangelogProducer."""
+
+    NONE = "none"
+    INPUT = "input"
+    FULL_COMPACTION = "full-compaction"
+    LOOKUP = "lookup"
+
+
+# A check returns None when the parsed value is fine, else a phrase saying what is expected.
+Check = Callable[[Any], "str | None"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConfigOption(Generic[T]):
+    """One option: its key, how to parse it, its default and the keys it falls back to."""
+
+    key: str
+    type: OptionType
+    default: T | None = None
+    description: str = ""
+    fallback_keys: tuple[str, ...] = ()
+    enum_class: type[enum.Enum] | None = None
+    check: Check | None = field(default=None, compare=False, repr=False)
+
+    def parse(self, raw: str) -> T:
+        """Parse a raw string value; InvalidOptionError names the key, the value and what is expected."""
+        try:
+            value = self._convert(raw)
+        except (ValueError, TypeError) as e:
+            raise InvalidOptionError(
+                f"Option '{self.key}' has invalid value {raw!r}: expected {self._expected()} ({e})"
+            ) from e
+        if self.check is not None:
+            problem = self.check(value)
+            if problem is not None:
+                raise InvalidOptionError(
+                    f"Option '{self.key}' has invalid value {raw!r}: expected {problem}"
+                )
+        return value
+
+    def _convert(self, raw: str) -> T:
+        kind = self.type
+        if kind is OptionType.STRING:
+            return cast(T, raw)
+        if kind in (OptionType.INT, OptionType.LONG):
+            text = raw.strip()
+            if not _INTEGER.fullmatch(text):
+                raise ValueError("not an integer")
+            number = int(text)
+            low, high = (_INT_MIN, _INT_MAX) if kind is OptionType.INT else (_LONG_MIN, _LONG_MAX)
+            if not low <= number <= high:
+                raise ValueError(f"out of range [{low}, {high}]")
+            return cast(T, number)
+        if kind is OptionType.BOOLEAN:
+            lowered = raw.strip().lower()
+            if lowered not in ("true", "false"):
+                raise ValueError("not a boolean")
+            return cast(T, lowered == "true")
+        if kind is OptionType.MEMORY_SIZE:
+            return cast(T, parse_memory_size(raw))
+        if kind is OptionType.DURATION:
+            return cast(T, parse_duration(raw))
+        if kind is OptionType.ENUM:
+            assert self.enum_class is not None
+            wanted = raw.strip().lower()
+            for member in self.enum_class:
+                if str(member.value).lower() == wanted:
+                    return cast(T, member)
+            raise ValueError("unknown value")
+        if kind is OptionType.LIST:
+            if not raw.strip():
+                return cast(T, [])
+            # Split only: whether names are trimmed differs per key in Java (sequence.field yes, bucket-key no).
+            items = raw.split(",")
+            if any(not item.strip() for item in items):
+                raise ValueError("empty list element")
+            return cast(T, items)
+        raise AssertionError(kind)
+
+    def _expected(self) -> str:
+        if self.type is OptionType.ENUM:
+            assert self.enum_class is not None
+            return "one of " + ", ".join(repr(m.value) for m in self.enum_class)
+        return {
+            OptionType.STRING: "a string",
+            OptionType.INT: "a 32-bit integer",
+            OptionType.LONG: "a 64-bit integer",
+            OptionType.BOOLEAN: "'true' or 'false'",
+            OptionType.MEMORY_SIZE: "a memory size such as '128 mb', '64kb' or '1024'",
+            OptionType.DURATION: "a duration such as '1 h', '30 min', '10 s' or '100 ms'",
+            OptionType.LIST: "a comma separated list of names",
+        }[self.type]
+
+
+def _option(key: str, kind: OptionType, default: Any = None, description: str = "", **extra: Any) -> ConfigOption[Any]:
+    return ConfigOption(key=key, type=kind, default=default, description=description, **extra)
+
+
+def _at_least(minimum: int) -> Check:
+    return lambda value: None if value >= minimum else f"a value >= {minimum}"
+
+
+def _bucket_check(value: int) -> str | None:
+    # -1 dynamic bucket, -2 postpone bucket, > 0 fixed bucket (Paimon: SchemaValidation.validateBucket).
+    return None if value > 0 or value in (-1, -2) else "-1 (dynamic), -2 (postpone) or a number > 0"
+
+
+# Formats Paimon ships a FileFormatFactory for; Java discovers more via SPI, none of which laketide reads.
+FILE_FORMATS = frozenset({"parquet", "orc", "avro", "csv", "text", "json", "blob", "row", "mosaic", "lance"})
+
+
+def _format_check(value: str) -> str | None:
+    return None if value.lower() in FILE_FORMATS else "one of " + ", ".join(sorted(FILE_FORMATS))
+
+
+_STATS_MODE = re.compile(r"none|counts|full|truncate\(\d+\)", re.IGNORECASE)
+
+
+def _stats_mode_check(value: str) -> str | None:
+    return None if _STATS_MODE.fullmatch(value.strip()) else "'none', 'counts', 'full' or 'truncate(<n>)'"
+
+
+def _untrimmed_names(value: list[str]) -> str | None:
+    # Java splits bucket-key on ',' without trimming, so " b" would name no column there.
+    return "names without surrounding spaces" if any(n != n.strip() for n in value) else None
+
+
+class _Value(Generic[T]):
+    """A read-only accessor for one option: ``opts.bucket`` is ``opts.get(CoreOptions.BUCKET)``."""
+
+    __slots__ = ("_option",)
+
+    def __init__(self, option: ConfigOption[Any]) -> None:
+        self._option = option
+
+    def __get__(self, obj: Any, owner: type | None = None) -> T:
+        if obj is None:
+            return cast(T, self)
+        return cast(T, obj.get(self._option))
+
+
+_S, _I, _L, _B = OptionType.STRING, OptionType.INT, OptionType.LONG, OptionType.BOOLEAN
+_MEM, _DUR, _ENUM, _LIST = OptionType.MEMORY_SIZE, OptionType.DURATION, OptionType.ENUM, OptionType.LIST
+
+
+class CoreOptions:
+    """A table's options: the user's ``str -> str`` map plus typed accessors with Paimon's defaults.
+
+    Construction parses every known key that is present, so a malformed value fails fast with
+    InvalidOptionError. ``to_map()`` gives back the map unchanged (the form stored in schema JSON).
+    """
+
+    BUCKET = _option("bucket", _I, -1, "Bucket number: -1 dynamic, -2 postpone, > 0 fixed.", check=_bucket_check)
+    BUCKET_KEY = _option(
+        "bucket-key", _LIST, None, "Columns whose hash assigns rows to buckets.", check=_untrimmed_names
+    )
+    FILE_FORMAT = _option("file.format", _S, "parquet", "Format of data files.", check=_format_check)
+    FILE_COMPRESSION = _option("file.compression", _S, "zstd", "Compression of data files.")
+    FILE_COMPRESSION_ZSTD_LEVEL = _option("file.compression.zstd-level", _I, 1, "zstd level for data files.")
+    TARGET_FILE_SIZE = _option(
+        "target-file-size", _MEM, None, "Target data file size; 128 mb for PK tables, 256 mb for append tables."
+    )
+    # Removed from CoreOptions in recent Paimon (manifests are always Avro there); 0.9-era tables set it.
+    MANIFEST_FORMAT = _option("manifest.format", _S, "avro", "Format of manifest files.", check=_format_check)
+    MANIFEST_COMPRESSION = _option("manifest.compression", _S, "zstd", "Compression of manifest files.")
+    MANIFEST_TARGET_FILE_SIZE = _option("manifest.target-file-size", _MEM, 8 << 20, "Suggested manifest size.")
+    MANIFEST_MERGE_MIN_COUNT = _option(
+        "manifest.merge-min-count", _I, 30, "Minimum number of manifests to merge.", check=_at_least(1)
+    )
+    MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE = _option(
+        "manifest.full-compaction-threshold-size", _MEM, 16 << 20, "Size that triggers a full manifest compaction."
+    )
+    SNAPSHOT_NUM_RETAINED_MIN = _option(
+        "snapshot.num-retained.min", _I, 10, "Minimum completed snapshots to retain.", check=_at_least(1)
+    )
+    SNAPSHOT_NUM_RETAINED_MAX = _option(
+        "snapshot.num-retained.max", _I, _INT_MAX, "Maximum completed snapshots to retain.", check=_at_least(1)
+    )
+    SNAPSHOT_TIME_RETAINED = _option("snapshot.time-retained", _DUR, 3_600_000, "Max age of retained snapshots.")
+    COMMIT_USER_PREFIX = _option("commit.user-prefix", _S, None, "Prefix of generated commit users.")
+    COMMIT_MAX_RETRIES = _option("commit.max-retries", _I, 10, "Retries of a failed commit.", check=_at_least(0))
+    COMMIT_MIN_RETRY_WAIT = _option("commit.min-retry-wait", _DUR, 10, "Min wait between commit retries.")
+    COMMIT_MAX_RETRY_WAIT = _option("commit.max-retry-wait", _DUR, 10_000, "Max wait between commit retries.")
+    COMMIT_TIMEOUT = _option("commit.timeout", _DUR, None, "Give up retrying a commit after this long.")
+    PARTITION_DEFAULT_NAME = _option(
+        "partition.default-name", _S, "__DEFAULT_PARTITION__", "Partition name for null or empty values."
+    )
+    METADATA_STATS_MODE = _option(
+        "metadata.stats-mode", _S, "truncate(16)", "Column stats kept in metadata.", check=_stats_mode_check
+    )
+    WRITE_BUFFER_SIZE = _option("write-buffer-size", _MEM, 256 << 20, "Memory buffered before a sorted flush.")
+    WRITE_ONLY = _option(
+        "write-only", _B, False, "Skip compaction and expiration.", fallback_keys=("write.compaction-skip",)
+    )
+    NUM_SORTED_RUN_COMPACTION_TRIGGER = _option(
+        "num-sorted-run.compaction-trigger", _I, 5, "Sorted runs that trigger compaction.", check=_at_least(1)
+    )
+    NUM_SORTED_RUN_STOP_TRIGGER = _option(
+        "num-sorted-run.stop-trigger", _I, None, "Sorted runs that stop writes (default trigger + 3).",
+        check=_at_least(1),
+    )
+    NUM_LEVELS = _option("num-levels", _I, None, "LSM levels (default trigger + 1).", check=_at_least(2))
+    COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT = _option(
+        "compaction.max-size-amplification-percent", _I, 200, "Size amplification that forces full compaction.",
+        check=_at_least(0),
+    )
+    COMPACTION_SIZE_RATIO = _option(
+        "compaction.size-ratio", _I, 1, "Percentage flexibility when comparing sorted run sizes.", check=_at_least(0)
+    )
+    FULL_COMPACTION_DELTA_COMMITS = _option(
+        "full-compaction.delta-commits", _I, None, "Force a full compaction every N commits.", check=_at_least(1)
+    )
+    MERGE_ENGINE = _option(
+        "merge-engine", _ENUM, MergeEngine.DEDUPLICATE, "Merge engine of a PK table.", enum_class=MergeEngine
+    )
+    SEQUENCE_FIELD = _option("sequence.field", _LIST, None, "Fields that order records of one key.")
+    ROWKIND_FIELD = _option("rowkind.field", _S, None, "Field carrying the row kind (+I, -U, +U, -D).")
+    IGNORE_DELETE = _option(
+        "ignore-delete", _B, False, "Drop delete records.",
+        fallback_keys=("first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete"),
+    )
+    DATA_FILE_PREFIX = _option("data-file.prefix", _S, "data-", "File name prefix of data files.")
+    CHANGELOG_PRODUCER = _option(
+        "changelog-producer", _ENUM, ChangelogProducer.NONE, "How changelog files are produced.",
+        enum_class=ChangelogProducer,
+    )
+    DELETION_VECTORS_ENABLED = _option("deletion-vectors.enabled", _B, False, "Write deletion vectors.")
+    DYNAMIC_BUCKET_TARGET_ROW_NUM = _option(
+        "dynamic-bucket.target-row-num", _L, 2_000_000, "Rows per bucket in dynamic bucket mode.", check=_at_least(1)
+    )
+    DYNAMIC_BUCKET_INITIAL_BUCKETS = _option(
+        "dynamic-bucket.initial-buckets", _I, None, "Initial buckets per partition and assigner.", check=_at_least(1)
+    )
+    FILE_INDEX_IN_MANIFEST_THRESHOLD = _option(
+        "file-index.in-manifest-threshold", _MEM, 500, "File indexes up to this size are embedded in the manifest."
+    )
+    FILE_INDEX_READ_ENABLED = _option("file-index.read.enabled", _B, True, "Use file indexes when reading.")
+    SCAN_SNAPSHOT_ID = _option("scan.snapshot-id", _L, None, "Snapshot to read.")
+    SCAN_TIMESTAMP_MILLIS = _option(
+        "scan.timestamp-millis", _L, None, "Read the latest snapshot at or before this time.",
+        fallback_keys=("log.scan.timestamp-millis",),
+    )
+    SCAN_TAG_NAME = _option("scan.tag-name", _S, None, "Tag to read.")
+    READ_BATCH_SIZE = _option("read.batch-size", _I, 1024, "Rows per read batch.", check=_at_least(1))
+    DATA_FILE_THIN_MODE = _option("data-file.thin-mode", _B, False, "Do not repeat key columns in PK data files.")
+
+    FIELDS_PREFIX = "fields"
+    STATS_MODE_SUFFIX = "stats-mode"
+    FILE_INDEX_PREFIX = "file-index."
+
+    __slots__ = ("_raw", "_parsed")
+
+    def __init__(self, options: Mapping[str, Any] | CoreOptions | None = None) -> None:
+        if isinstance(options, CoreOptions):
+            options = options.to_map()
+        self._raw: dict[str, str] = _normalize_map(options or {})
+        self._parsed: dict[str, Any] = {}
+        self.validate()
+
+    @classmethod
+    def known_options(cls) -> Iterator[ConfigOption[Any]]:
+        """Every option this class declares."""
+        for value in vars(cls).values():
+            if isinstance(value, ConfigOption):
+                yield value
+
+    def validate(self) -> None:
+        """Parse every known option present in the map; InvalidOptionError on the first bad value."""
+        for option in self.known_options():
+            raw_key = self._present_key(option)
+            if raw_key is not None:
+                self._parsed[option.key] = option.parse(self._raw[raw_key])
+        stats_keys = [k for k in self._raw if k.startswith(self.FIELDS_PREFIX + ".")
+                      and k.endswith("." + self.STATS_MODE_SUFFIX)]
+        for key in stats_keys:
+            problem = _stats_mode_check(self._raw[key])
+            if problem is not None:
+                raise InvalidOptionError(f"Option '{key}' has invalid value {self._raw[key]!r}: expected {problem}")
+
+    def _present_key(self, option: ConfigOption[Any]) -> str | None:
+        if option.key in self._raw:
+            return option.key
+        return next((k for k in option.fallback_keys if k in self._raw), None)
+
+    def get(self, option: ConfigOption[T]) -> T | None:
+        """The parsed value of ``option`` (its key, else a fallback key), else its default."""
+        if option.key in self._parsed:
+            return cast(T, self._parsed[option.key])
+        raw_key = self._present_key(option)
+        if raw_key is None:
+            return option.default
+        value = option.parse(self._raw[raw_key])
+        self._parsed[option.key] = value
+        return value
+
+    def contains(self, option: ConfigOption[Any]) -> bool:
+        """Whether the user set ``option`` (under its key or a fallback key)."""
+        return self._present_key(option) is not None
+
+    def raw(self, key: str) -> str | None:
+        """The user's raw string for any key, known or not."""
+        return self._raw.get(key)
+
+    def to_map(self) -> dict[str, str]:
+        """The user's map, unchanged: what goes into schema JSON."""
+        return dict(self._raw)
+
+    def merged(self, updates: Mapping[str, Any]) -> CoreOptions:
+        """A copy with ``updates`` laid over this map (e.g. dynamic options of one read)."""
+        return CoreOptions({**self._raw, **_normalize_map(updates)})
+
+    def field_option(self, field_name: str, suffix: str) -> str | None:
+        """The raw value of ``fields.<field_name>.<suffix>``, e.g. ``aggregate-function``."""
+        return self._raw.get(f"{self.FIELDS_PREFIX}.{field_name}.{suffix}")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CoreOptions) and self._raw == other._raw
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._raw.items()))
+
+    def __repr__(self) -> str:
+        return f"CoreOptions({self._raw!r})"
+
+    def __getstate__(self) -> dict[str, str]:
+        return self._raw
+
+    def __setstate__(self, state: dict[str, str]) -> None:
+        self._raw = state
+        self._parsed = {}
+
+    # ---- typed accessors (sizes in bytes, durations in milliseconds) --------------------------------
+
+    bucket: _Value[int] = _Value(BUCKET)
+    file_compression: _Value[str] = _Value(FILE_COMPRESSION)
+    file_compression_zstd_level: _Value[int] = _Value(FILE_COMPRESSION_ZSTD_LEVEL)
+    manifest_compression: _Value[str] = _Value(MANIFEST_COMPRESSION)
+    manifest_target_file_size: _Value[int] = _Value(MANIFEST_TARGET_FILE_SIZE)
+    manifest_merge_min_count: _Value[int] = _Value(MANIFEST_MERGE_MIN_COUNT)
+    manifest_full_compaction_threshold_size: _Value[int] = _Value(MANIFEST_FULL_COMPACTION_THRESHOLD_SIZE)
+    snapshot_num_retained_min: _Value[int] = _Value(SNAPSHOT_NUM_RETAINED_MIN)
+    snapshot_num_retained_max: _Value[int] = _Value(SNAPSHOT_NUM_RETAINED_MAX)
+    snapshot_time_retained: _Value[int] = _Value(SNAPSHOT_TIME_RETAINED)
+    commit_user_prefix: _Value[str | None] = _Value(COMMIT_USER_PREFIX)
+    commit_max_retries: _Value[int] = _Value(COMMIT_MAX_RETRIES)
+    commit_min_retry_wait: _Value[int] = _Value(COMMIT_MIN_RETRY_WAIT)
+    commit_max_retry_wait: _Value[int] = _Value(COMMIT_MAX_RETRY_WAIT)
+    # None means no limit (Java returns Long.MAX_VALUE).
+    commit_timeout: _Value[int | None] = _Value(COMMIT_TIMEOUT)
+    partition_default_name: _Value[str] = _Value(PARTITION_DEFAULT_NAME)
+    metadata_stats_mode: _Value[str] = _Value(METADATA_STATS_MODE)
+    write_buffer_size: _Value[int] = _Value(WRITE_BUFFER_SIZE)
+    write_only: _Value[bool] = _Value(WRITE_ONLY)
+    num_sorted_run_compaction_trigger: _Value[int] = _Value(NUM_SORTED_RUN_COMPACTION_TRIGGER)
+    compaction_max_size_amplification_percent: _Value[int] = _Value(COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT)
+    compaction_size_ratio: _Value[int] = _Value(COMPACTION_SIZE_RATIO)
+    full_compaction_delta_commits: _Value[int | None] = _Value(FULL_COMPACTION_DELTA_COMMITS)
+    merge_engine: _Value[MergeEngine] = _Value(MERGE_ENGINE)
+    rowkind_field: _Value[str | None] = _Value(ROWKIND_FIELD)
+    ignore_delete: _Value[bool] = _Value(IGNORE_DELETE)
+    data_file_prefix: _Value[str] = _Value(DATA_FILE_PREFIX)
+    changelog_producer: _Value[ChangelogProducer] = _Value(CHANGELOG_PRODUCER)
+    deletion_vectors_enabled: _Value[bool] = _Value(DELETION_VECTORS_ENABLED)
+    dynamic_bucket_target_row_num: _Value[int] = _Value(DYNAMIC_BUCKET_TARGET_ROW_NUM)
+    dynamic_bucket_initial_buckets: _Value[int | None] = _Value(DYNAMIC_BUCKET_INITIAL_BUCKETS)
+    file_index_in_manifest_threshold: _Value[int] = _Value(FILE_INDEX_IN_MANIFEST_THRESHOLD)
+    file_index_read_enabled: _Value[bool] = _Value(FILE_INDEX_READ_ENABLED)
+    scan_snapshot_id: _Value[int | None] = _Value(SCAN_SNAPSHOT_ID)
+    scan_timestamp_millis: _Value[int | None] = _Value(SCAN_TIMESTAMP_MILLIS)
+    scan_tag_name: _Value[str | None] = _Value(SCAN_TAG_NAME)
+    read_batch_size: _Value[int] = _Value(READ_BATCH_SIZE)
+    data_file_thin_mode: _Value[bool] = _Value(DATA_FILE_THIN_MODE)
+
+    @property
+    def bucket_key(self) -> list[str] | None:
+        """None when unset or blank (then the primary key, else the whole row, is the bucket key)."""
+        return self.get(self.BUCKET_KEY) or None
+
+    @property
+    def file_format(self) -> str:
+        return cast(str, self.get(self.FILE_FORMAT)).lower()
+
+    @property
+    def manifest_format(self) -> str:
+        return cast(str, self.get(self.MANIFEST_FORMAT)).lower()
+
+    def target_file_size(self, *, has_primary_key: bool) -> int:
+        """Target data file size in bytes; the default depends on the table kind, as in Java."""
+        explicit = self.get(self.TARGET_FILE_SIZE)
+        if explicit is not None:
+            return explicit
+        return (128 << 20) if has_primary_key else (256 << 20)
+
+    def stats_mode(self, field_name: str) -> str:
+        """Stats mode of one column: ``fields.<name>.stats-mode``, else ``metadata.stats-mode``."""
+        return self.field_option(field_name, self.STATS_MODE_SUFFIX) or self.metadata_stats_mode
+
+    @property
+    def num_sorted_run_stop_trigger(self) -> int:
+        """Explicit value or trigger + 3, never below the compaction trigger (as in Java)."""
+        trigger = self.num_sorted_run_compaction_trigger
+        stop = self.get(self.NUM_SORTED_RUN_STOP_TRIGGER)
+        return max(trigger, min(trigger + 3, _INT_MAX) if stop is None else stop)
+
+    @property
+    def num_levels(self) -> int:
+        """Explicit value or trigger + 1, so that compaction never lands in level 0."""
+        levels = self.get(self.NUM_LEVELS)
+        return min(self.num_sorted_run_compaction_trigger + 1, _INT_MAX) if levels is None else levels
+
+    @property
+    def sequence_field(self) -> list[str]:
+        return [name.strip() for name in self.get(self.SEQUENCE_FIELD) or []]
+
+    def file_index_options(self) -> dict[str, str]:
+        """Every ``file-index.*`` option, raw (e.g. ``file-index.bloom-filter.columns``)."""
+        return {k: v for k, v in self._raw.items() if k.startswith(self.FILE_INDEX_PREFIX)}
+
+
+class CatalogOptions:
+    """Catalog options (Paimon: org.apache.paimon.options.CatalogOptions); unknown keys are kept."""
+
+    WAREHOUSE = _option("warehouse", _S, None, "Root path of the catalog's warehouse.")
+    METASTORE = _option("metastore", _S, "filesystem", "Metastore kind: filesystem or jdbc.")
+    URI = _option("uri", _S, None, "Uri of the metastore server or database.")
+    LOCK_ENABLED = _option("lock.enabled", _B, None, "Take a catalog lock around commits.")
+    LOCK_TYPE = _option("lock.type", _S, None, "Kind of catalog lock.")
+    LOCK_CHECK_MAX_SLEEP = _option("lock-check-max-sleep", _DUR, 8_000, "Max sleep between lock checks.")
+    LOCK_ACQUIRE_TIMEOUT = _option("lock-acquire-timeout", _DUR, 480_000, "Max wait to acquire the lock.")
+
+    __slots__ = ("_raw",)
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        self._raw: dict[str, str] = _normalize_map(options or {})
+        for value in vars(type(self)).values():
+            if isinstance(value, ConfigOption) and value.key in self._raw:
+                value.parse(self._raw[value.key])
+
+    def get(self, option: ConfigOption[T]) -> T | None:
+        raw = self._raw.get(option.key)
+        return option.default if raw is None else option.parse(raw)
+
+    def to_map(self) -> dict[str, str]:
+        return dict(self._raw)
+
+    def __repr__(self) -> str:
+        return f"CatalogOptions({self._raw!r})"
+
+    warehouse: _Value[str | None] = _Value(WAREHOUSE)
+    uri: _Value[str | None] = _Value(URI)
+    lock_enabled: _Value[bool | None] = _Value(LOCK_ENABLED)
+    lock_type: _Value[str | None] = _Value(LOCK_TYPE)
+    lock_check_max_sleep: _Value[int] = _Value(LOCK_CHECK_MAX_SLEEP)
+    lock_acquire_timeout: _Value[int] = _Value(LOCK_ACQUIRE_TIMEOUT)
+
+    @property
+    def metastore(self) -> str:
+        return cast(str, self.get(self.METASTORE)).lower()
+
+
+def _normalize_map(options: Mapping[str, Any]) -> dict[str, str]:
+    """Keep strings as they are; render Python scalars the way Paimon spells them ('true', '4')."""
+    result: dict[str, str] = {}
+    for key, value in options.items():
+        if not isinstance(key, str):
+            raise InvalidOptionError(f"Option keys must be strings, got {key!r}")
+        if isinstance(value, str):
+            result[key] = value
+        elif isinstance(value, bool):
+            result[key] = "true" if value else "false"
+        elif isinstance(value, int):
+            result[key] = str(value)
+        elif isinstance(value, enum.Enum) and isinstance(value.value, str):
+            result[key] = value.value
+        else:
+            raise InvalidOptionError(
+                f"Option '{key}' has value {value!r} of type {type(value).__name__}: expected a string"
+            )
+    return result
