@@ -1,0 +1,208 @@
+"""Parquet data files through pyarrow.parquet, shaped like the files Java Paimon writes.
+
+What Java writes (ParquetSchemaConverter) and how pyarrow is told to match it:
+
+- field ids on every column, nested ones included: pyarrow writes the ``PARQUET:field_id`` field metadata the
+  types layer puts on each Arrow field; ``store_schema=False`` keeps pyarrow's own ``ARROW:schema`` blob out
+  of the footer, as Java files have none.
+- TINYINT / SMALLINT as INT32 with INT(8/16) annotations, DECIMAL as INT32 (precision <= 9), INT64 (<= 18) or
+  a minimal FIXED_LEN_BYTE_ARRAY (``store_decimal_as_integer=True``), TIME as INT32 TIME(MILLIS,
+  isAdjustedToUTC=true) (``write_time_adjusted_to_utc=True``; TIME columns are written as ``time32[ms]``,
+  the precision Paimon keeps).
+- TIMESTAMP(p <= 3) as INT64 TIMESTAMP(MILLIS), p <= 6 as TIMESTAMP(MICROS), isAdjustedToUTC=true only for
+  TIMESTAMP_LTZ (tz-aware Arrow types), and p > 6 as INT96. Java's ParquetVectorUpdaterFactory reads INT64
+  timestamps of any unit (recent versions even NANOS) and INT96 for every precision; older Java releases and
+  Spark's native reader take nanosecond timestamps only as INT96. pyarrow decides INT96 per file, not per
+  column, so a file with any nanosecond column stores all its timestamps as INT96 — still readable by Java.
+
+Paimon: org.apache.paimon.format.parquet.ParquetFileFormat, ParquetSchemaConverter, RowDataParquetBuilder
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, BinaryIO
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError, UnsupportedFeatureError
+from laketide.format.base import (
+    FILE_COMPRESSION_KEY,
+    CountingStream,
+    FileFormat,
+    FormatWriter,
+    SizeEstimator,
+    check_columns,
+    describe_source,
+    normalize_compression,
+    open_input,
+    replace_schema_types,
+    walk_types,
+    zstd_level,
+)
+
+__all__ = ["ParquetFormat", "ParquetWriter"]
+
+_CODECS = {"zstd": "zstd", "snappy": "snappy", "lz4": "lz4", "gzip": "gzip", "brotli": "brotli", "none": "none"}
+_UNSUPPORTED_CODECS = {"lzo"}
+# Arrow bytes buffered before a row group is cut; ``parquet.block.size`` overrides it.
+_DEFAULT_ROW_GROUP_BYTES = 32 * 1024 * 1024
+_EMPTY: Mapping[str, str] = {}
+
+
+def _codec(compression: str, options: Mapping[str, str]) -> tuple[str, int | None]:
+    # As in Java, a "parquet.compression" table option wins over file.compression.
+    key = "parquet.compression" if "parquet.compression" in options else FILE_COMPRESSION_KEY
+    name = normalize_compression(options.get("parquet.compression", compression))
+    if name in _UNSUPPORTED_CODECS:
+        raise UnsupportedFeatureError(f"{key}: pyarrow cannot write {name!r}-compressed Parquet")
+    codec = _CODECS.get(name)
+    if codec is None:
+        raise InvalidOptionError(f"{key}: unknown Parquet compression {name!r}; expected one of {sorted(_CODECS)}")
+    level: int | None = None
+    if codec == "zstd":
+        raw = options.get("parquet.compression.codec.zstd.level")
+        try:
+            level = int(raw) if raw is not None else zstd_level(options)
+        except ValueError as e:
+            raise InvalidOptionError(f"parquet.compression.codec.zstd.level must be an integer, got {raw!r}") from e
+    return codec, level
+
+
+def _int_option(options: Mapping[str, str], key: str) -> int | None:
+    raw = options.get(key)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError as e:
+        raise InvalidOptionError(f"{key} must be an integer, got {raw!r}") from e
+
+
+def _has_nanos(schema: pa.Schema) -> bool:
+    return any(pa.types.is_timestamp(t) and t.unit == "ns" for field in schema for t in walk_types(field.type))
+
+
+def _time_as_millis(t: pa.DataType) -> pa.DataType | None:
+    # Paimon keeps TIME as milliseconds of the day and Java reads it only as INT32 TIME(MILLIS).
+    return pa.time32("ms") if pa.types.is_time(t) else None
+
+
+class ParquetWriter(FormatWriter):
+    """Buffers batches and cuts a row group every ``parquet.block.size`` Arrow bytes."""
+
+    def __init__(self, out: BinaryIO, schema: pa.Schema, *, compression: str, options: Mapping[str, str]) -> None:
+        codec, level = _codec(compression, options)
+        self._input_schema = schema
+        file_schema = replace_schema_types(schema, _time_as_millis)
+        self._file_schema = schema if file_schema.equals(schema) else file_schema
+        self._row_group_bytes = _int_option(options, "parquet.block.size") or _DEFAULT_ROW_GROUP_BYTES
+        dictionary = options.get("parquet.enable.dictionary", "true").strip().lower() != "false"
+        self._stream = CountingStream(out)
+        try:
+            self._writer = pq.ParquetWriter(
+                self._stream,
+                self._file_schema,
+                compression=codec,
+                compression_level=level,
+                use_dictionary=dictionary,
+                data_page_size=_int_option(options, "parquet.page.size"),
+                use_deprecated_int96_timestamps=_has_nanos(schema),
+                store_schema=False,
+                store_decimal_as_integer=True,
+                write_time_adjusted_to_utc=True,
+            )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise SchemaError(f"cannot write Parquet with schema {schema}: {e}") from e
+        self._size = SizeEstimator(self._stream)
+        self._buffer: list[pa.RecordBatch] = []
+        self._buffered_bytes = 0
+        self._closed = False
+
+    def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
+        if self._closed:
+            raise ValueError("Parquet writer is closed")
+        if not batch.schema.equals(self._input_schema, check_metadata=False):
+            raise SchemaError(f"batch schema {batch.schema} does not match the file schema {self._input_schema}")
+        batches = batch.to_batches() if isinstance(batch, pa.Table) else [batch]
+        for b in batches:
+            if b.num_rows == 0:
+                continue
+            self._buffer.append(b)
+            self._buffered_bytes += b.nbytes
+            self._size.add(b.nbytes)
+        if self._buffered_bytes >= self._row_group_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        table = pa.Table.from_batches(self._buffer, schema=self._input_schema)
+        if self._file_schema is not self._input_schema:
+            table = table.cast(self._file_schema, safe=False)
+        self._buffer = []
+        self._buffered_bytes = 0
+        try:
+            self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise SchemaError(f"cannot write rows to Parquet: {e}") from e
+        self._size.mark_flushed()
+
+    def bytes_written(self) -> int:
+        return self._size.estimate()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._flush()
+        self._writer.close()
+        self._stream.close()
+        self._size.mark_flushed()
+        self._closed = True
+
+
+class ParquetFormat(FileFormat):
+    """Parquet data files (Paimon's default ``file.format``)."""
+
+    name = "parquet"
+
+    def open_writer(
+        self,
+        out: BinaryIO,
+        schema: pa.Schema,
+        *,
+        compression: str,
+        options: Mapping[str, str] = _EMPTY,
+    ) -> ParquetWriter:
+        return ParquetWriter(out, schema, compression=compression, options=options)
+
+    def read_schema(self, source: BinaryIO | str, *, filesystem: Any = None) -> pa.Schema:
+        stream = open_input(source, filesystem)
+        try:
+            return pq.ParquetFile(stream).schema_arrow
+        except pa.ArrowInvalid as e:
+            raise FileIOError(f"not a readable Parquet file: {describe_source(source)}: {e}") from e
+        finally:
+            if stream is not source:
+                stream.close()
+
+    def _read(
+        self,
+        source: BinaryIO | str,
+        *,
+        columns: Sequence[str] | None,
+        batch_size: int,
+        filesystem: Any,
+    ) -> Iterator[pa.RecordBatch]:
+        stream = open_input(source, filesystem)
+        try:
+            try:
+                parquet_file = pq.ParquetFile(stream)
+            except pa.ArrowInvalid as e:
+                raise FileIOError(f"not a readable Parquet file: {describe_source(source)}: {e}") from e
+            names = check_columns(parquet_file.schema_arrow, columns, source=source)
+            yield from parquet_file.iter_batches(batch_size=batch_size, columns=names)
+        finally:
+            if stream is not source:
+                stream.close()
