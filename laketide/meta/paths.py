@@ -1,0 +1,155 @@
+"""Where every file of a table lives, and how partition values become directory names.
+
+Directory names must be Java-identical: Java readers derive a data file's path from the partition row, so a
+different spelling would hide our files from them (and theirs from us).
+
+Paimon: utils.FileStorePathFactory, utils.PartitionPathUtils, utils.InternalRowPartitionComputer
+(``partition.legacy-name`` = true: values are rendered with Java's ``toString`` of the internal value).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import math
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["TablePaths", "partition_path", "java_to_string"]
+
+_ESCAPE = set(range(0x01, 0x20)) | {ord(c) for c in "\"#%'*/:=?\\{}[]^"} | {0x7F}
+
+
+def _escape(s: str) -> str:
+    if not any(ord(c) in _ESCAPE for c in s):
+        return s
+    return "".join(f"%{ord(c):02X}" if ord(c) in _ESCAPE else c for c in s)
+
+
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+
+
+def java_to_string(value: object, *, legacy: bool = True) -> str:
+    """Java's ``toString`` of Paimon's internal representation of ``value``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _java_double_to_string(value)
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")
+    if isinstance(value, str):
+        return value
+    if isinstance(value, _dt.datetime):
+        return _java_local_datetime(value)
+    if isinstance(value, _dt.date):
+        # Internal DATE is days since epoch; the legacy name prints that int.
+        return str((value - _EPOCH_DATE).days) if legacy else value.isoformat()
+    if isinstance(value, _dt.time):
+        ms = (value.hour * 3600 + value.minute * 60 + value.second) * 1000 + value.microsecond // 1000
+        return str(ms) if legacy else value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return str(value)
+
+
+def _java_double_to_string(x: float) -> str:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "-0.0" if math.copysign(1.0, x) < 0 else "0.0"
+    r = repr(x)  # shortest round-trip digits, as Java's algorithm produces
+    a = abs(x)
+    if 1e-3 <= a < 1e7:
+        s = format(decimal.Decimal(r), "f")
+        return s if "." in s else s + ".0"
+    mantissa, exp = f"{decimal.Decimal(r):E}".split("E")
+    digits = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    if "." not in digits:
+        digits += ".0"
+    return f"{digits}E{int(exp)}"
+
+
+def _java_local_datetime(v: _dt.datetime) -> str:
+    if v.tzinfo is not None:
+        v = v.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    nanos = v.microsecond * 1000 + int(getattr(v, "nanosecond", 0))
+    s = f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}"
+    if v.second or nanos:
+        s += f":{v.second:02d}"
+        if nanos:
+            if nanos % 1_000_000 == 0:
+                s += f".{nanos // 1_000_000:03d}"
+            elif nanos % 1000 == 0:
+                s += f".{nanos // 1000:06d}"
+            else:
+                s += f".{nanos:09d}"
+    return s
+
+
+def partition_path(
+    names: Sequence[str], values: Sequence[object], *, default_name: str, legacy: bool = True
+) -> str:
+    """``k1=v1/k2=v2`` (no trailing slash), nulls and blank strings as ``default_name``."""
+    parts = []
+    for name, value in zip(names, values, strict=True):
+        text = None if value is None else java_to_string(value, legacy=legacy)
+        if text is None or not text.strip():
+            text = default_name
+        parts.append(f"{_escape(name)}={_escape(text)}")
+    return "/".join(parts)
+
+
+@dataclass(slots=True)
+class TablePaths:
+    """Names and locations of a table's files. One instance per writer: it owns a uuid and counters."""
+
+    table_path: str
+    data_file_prefix: str = "data-"
+    _uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
+    _counters: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def snapshot_dir(self) -> str:
+        return f"{self.table_path}/snapshot"
+
+    @property
+    def schema_dir(self) -> str:
+        return f"{self.table_path}/schema"
+
+    @property
+    def manifest_dir(self) -> str:
+        return f"{self.table_path}/manifest"
+
+    @property
+    def index_dir(self) -> str:
+        return f"{self.table_path}/index"
+
+    def _next(self, kind: str) -> int:
+        n = self._counters.get(kind, 0)
+        self._counters[kind] = n + 1
+        return n
+
+    def new_manifest_name(self) -> str:
+        return f"manifest-{self._uuid}-{self._next('manifest')}"
+
+    def new_manifest_list_name(self) -> str:
+        return f"manifest-list-{self._uuid}-{self._next('manifest-list')}"
+
+    def new_index_manifest_name(self) -> str:
+        return f"index-manifest-{self._uuid}-{self._next('index-manifest')}"
+
+    def new_index_file_name(self) -> str:
+        return f"index-{self._uuid}-{self._next('index')}"
+
+    def new_data_file_name(self, extension: str) -> str:
+        return f"{self.data_file_prefix}{self._uuid}-{self._next('data')}.{extension}"
+
+    def bucket_dir(self, partition_dir: str, bucket: int) -> str:
+        if partition_dir:
+            return f"{self.table_path}/{partition_dir}/bucket-{bucket}"
+        return f"{self.table_path}/bucket-{bucket}"
