@@ -1,0 +1,170 @@
+"""Scan planning over metadata: snapshot -> manifest lists -> manifests -> live data files.
+
+Pruning happens at three depths, cheapest first: manifest partition stats, the exact partition of each entry,
+then each file's value stats. Nothing here reads a data file.
+
+Paimon: operation.AbstractFileStoreScan, AppendOnlyFileStoreScan, manifest.FileEntry#mergeEntries
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from laketide.exceptions import CorruptMetadataError
+from laketide.expr import FieldStats, Predicate, evaluate_exact, may_match, referenced_fields
+from laketide.fs import FileIO
+from laketide.meta.binary_row import deserialize_binary_row
+from laketide.meta.manifest import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
+from laketide.meta.manifest_io import read_objects
+from laketide.meta.snapshot import Snapshot
+from laketide.schema.schema_manager import SchemaManager
+from laketide.schema.table_schema import TableSchema
+from laketide.types import DataType
+
+__all__ = ["FileStoreScan", "merge_entries", "PartitionCodec"]
+
+
+class PartitionCodec:
+    """Decodes partition BinaryRows to values, once per distinct partition."""
+
+    def __init__(self, names: Sequence[str], types: Sequence[DataType]) -> None:
+        self.names = list(names)
+        self.types = list(types)
+        self._cache: dict[bytes, tuple[object, ...]] = {}
+
+    def values(self, partition: bytes) -> tuple[object, ...]:
+        v = self._cache.get(partition)
+        if v is None:
+            v = tuple(deserialize_binary_row(partition, self.types)) if self.types else ()
+            self._cache[partition] = v
+        return v
+
+    def as_dict(self, partition: bytes) -> dict[str, object]:
+        return dict(zip(self.names, self.values(partition)))
+
+
+def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
+    """ADD and DELETE entries of the same file cancel; what remains, in order (Paimon: FileEntry.mergeEntries)."""
+    merged: dict[tuple, ManifestEntry] = {}
+    for e in entries:
+        key = e.identifier
+        if e.kind is FileKind.ADD:
+            if key in merged and merged[key].kind is FileKind.ADD:
+                raise CorruptMetadataError(f"File {e.file.file_name} is added twice in the manifests")
+            merged[key] = e
+        else:
+            if key in merged and merged[key].kind is FileKind.ADD:
+                del merged[key]
+            else:
+                merged[key] = e
+    return list(merged.values())
+
+
+@dataclass(slots=True)
+class FileStoreScan:
+    file_io: FileIO
+    table_path: str
+    schema_manager: SchemaManager
+    schema: TableSchema  # the schema predicates are written against
+    partition_codec: PartitionCodec = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.partition_codec = PartitionCodec(
+            self.schema.partition_keys, [f.type for f in self.schema.partition_fields]
+        )
+
+    @property
+    def manifest_dir(self) -> str:
+        return f"{self.table_path}/manifest"
+
+    def manifest_list(self, name: str) -> list[ManifestFileMeta]:
+        return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", ManifestFileMeta.from_record)
+
+    def manifest(self, name: str) -> list[ManifestEntry]:
+        return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", ManifestEntry.from_record)
+
+    def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
+        return self.manifest_list(snapshot.base_manifest_list) + self.manifest_list(snapshot.delta_manifest_list)
+
+    def plan(
+        self,
+        snapshot: Snapshot,
+        *,
+        predicate: Predicate | None = None,
+        buckets: set[int] | None = None,
+        manifests: list[ManifestFileMeta] | None = None,
+    ) -> list[ManifestEntry]:
+        """The live files of ``snapshot`` that may hold rows matching ``predicate``."""
+        part_names = set(self.schema.partition_keys)
+        part_pred = _pick(predicate, part_names)
+        entries: list[ManifestEntry] = []
+        for m in manifests if manifests is not None else self.data_manifests(snapshot):
+            if part_pred is not None and not self._manifest_may_match(m, part_pred):
+                continue
+            for e in self.manifest(m.file_name):
+                if buckets is not None and e.bucket not in buckets:
+                    continue
+                if part_pred is not None and not evaluate_exact(part_pred, self.partition_codec.as_dict(e.partition)):
+                    continue
+                entries.append(e)
+        live = [e for e in merge_entries(entries) if e.kind is FileKind.ADD]
+        if predicate is not None:
+            value_pred = _pick(predicate, set(self.schema.field_names))
+            if value_pred is not None:
+                live = [e for e in live if self._file_may_match(e, value_pred)]
+        return live
+
+    def _manifest_may_match(self, m: ManifestFileMeta, pred: Predicate) -> bool:
+        stats = _decode_stats(m.partition_stats, self.partition_codec.names, self.partition_codec.types)
+        if stats is None:
+            return True
+        return may_match(pred, stats, m.num_added_files + m.num_deleted_files)
+
+    def _file_may_match(self, e: ManifestEntry, pred: Predicate) -> bool:
+        f = e.file
+        file_schema = self.schema if f.schema_id == self.schema.id else self.schema_manager.schema(f.schema_id)
+        cols = f.value_stats_cols
+        file_fields = list(file_schema.fields) if cols is None else [file_schema.field(c) for c in cols]
+        by_id = {fld.id: fld.name for fld in self.schema.fields}
+        needed = referenced_fields(pred)
+        names, types, keep = [], [], []
+        for fld in file_fields:
+            current = by_id.get(fld.id)
+            names.append(current)
+            types.append(fld.type)
+            keep.append(current is not None and current in needed and fld.type == self.schema.field(current).type)
+        if not any(keep):
+            return True
+        stats = _decode_stats(f.value_stats, names, types, keep=keep)
+        if stats is None:
+            return True
+        return may_match(pred, stats, f.row_count)
+
+
+def _pick(pred: Predicate | None, allowed: set[str]) -> Predicate | None:
+    if pred is None:
+        return None
+    from laketide.expr import pick_fields
+
+    return pick_fields(pred, allowed)
+
+
+def _decode_stats(
+    stats: SimpleStats, names: Sequence[str | None], types: Sequence[DataType], *, keep: Sequence[bool] | None = None
+) -> dict[str, FieldStats] | None:
+    if not types:
+        return None
+    try:
+        mins = deserialize_binary_row(stats.min_values, types)
+        maxs = deserialize_binary_row(stats.max_values, types)
+    except Exception:  # noqa: BLE001 - stats are an optimisation; unreadable stats never prune
+        return None
+    counts = stats.null_counts
+    out: dict[str, FieldStats] = {}
+    for i, name in enumerate(names):
+        if name is None or (keep is not None and not keep[i]):
+            continue
+        nc = counts[i] if counts is not None and i < len(counts) else None
+        out[name] = FieldStats(min=mins[i], max=maxs[i], null_count=nc)
+    return out

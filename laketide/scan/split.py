@@ -1,0 +1,76 @@
+"""Splits: the unit of read work (one task), with everything an executor needs to read it.
+
+Paimon: table.source.DataSplit, AppendOnlySplitGenerator (bin packing by source.split.target-size)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from laketide.meta.manifest import DataFileMeta, ManifestEntry
+from laketide.meta.paths import partition_path
+
+__all__ = ["DataSplit", "generate_splits"]
+
+SPLIT_TARGET_SIZE = 128 * 1024 * 1024
+SPLIT_OPEN_FILE_COST = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DataSplit:
+    snapshot_id: int
+    partition: bytes
+    partition_values: tuple[object, ...]
+    bucket: int
+    bucket_path: str
+    files: tuple[DataFileMeta, ...]
+    raw_convertible: bool = True  # files can be read as they are, no merge needed
+
+    @property
+    def row_count(self) -> int:
+        return sum(f.row_count for f in self.files)
+
+    def file_paths(self) -> list[str]:
+        return [f.external_path or f"{self.bucket_path}/{f.file_name}" for f in self.files]
+
+
+def generate_splits(
+    entries: Sequence[ManifestEntry],
+    *,
+    snapshot_id: int,
+    table_path: str,
+    partition_keys: Sequence[str],
+    partition_values: dict[bytes, tuple[object, ...]],
+    default_partition_name: str,
+    target_size: int = SPLIT_TARGET_SIZE,
+    open_file_cost: int = SPLIT_OPEN_FILE_COST,
+) -> list[DataSplit]:
+    """Group files per (partition, bucket), ordered by sequence number, bin-packed to ``target_size``."""
+    groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+    for e in entries:
+        groups.setdefault((e.partition, e.bucket), []).append(e.file)
+    splits = []
+    for (partition, bucket), files in groups.items():
+        files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
+        values = partition_values[partition]
+        part_dir = partition_path(partition_keys, values, default_name=default_partition_name)
+        bucket_path = f"{table_path}/{part_dir}/bucket-{bucket}" if part_dir else f"{table_path}/bucket-{bucket}"
+        pack: list[DataFileMeta] = []
+        weight = 0
+        for f in files:
+            w = max(f.file_size, open_file_cost)
+            if pack and weight + w > target_size:
+                splits.append(_split(snapshot_id, partition, values, bucket, bucket_path, pack))
+                pack, weight = [], 0
+            pack.append(f)
+            weight += w
+        if pack:
+            splits.append(_split(snapshot_id, partition, values, bucket, bucket_path, pack))
+    return splits
+
+
+def _split(sid: int, partition: bytes, values: tuple[object, ...], bucket: int, path: str,
+           files: list[DataFileMeta]) -> DataSplit:
+    return DataSplit(snapshot_id=sid, partition=partition, partition_values=values, bucket=bucket,
+                     bucket_path=path, files=tuple(files))

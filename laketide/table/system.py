@@ -1,0 +1,102 @@
+"""System tables (``db.t$snapshots`` ...): metadata exposed as read-only Arrow tables.
+
+Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyarrow as pa
+
+from laketide.exceptions import NoSuchTableError
+from laketide.table.table import Table
+
+__all__ = ["SystemTable", "system_table"]
+
+
+class SystemTable:
+    def __init__(self, table: Table, name: str, reader: Callable[[Table], pa.Table]) -> None:
+        self.base = table
+        self.name = f"{table.name}${name}"
+        self._reader = reader
+
+    def read(self) -> pa.Table:
+        return self._reader(self.base)
+
+    to_arrow = read
+
+
+def _snapshots(t: Table) -> pa.Table:
+    rows = [
+        {
+            "snapshot_id": s.id,
+            "schema_id": s.schema_id,
+            "commit_user": s.commit_user,
+            "commit_identifier": s.commit_identifier,
+            "commit_kind": s.commit_kind.value,
+            "commit_time": pa.scalar(s.time_millis, pa.timestamp("ms")).as_py(),
+            "base_manifest_list": s.base_manifest_list,
+            "delta_manifest_list": s.delta_manifest_list,
+            "changelog_manifest_list": s.changelog_manifest_list,
+            "total_record_count": s.total_record_count,
+            "delta_record_count": s.delta_record_count,
+            "changelog_record_count": s.changelog_record_count,
+            "watermark": s.watermark,
+        }
+        for s in t.snapshot_manager.snapshots()
+    ]
+    schema = pa.schema([
+        ("snapshot_id", pa.int64()), ("schema_id", pa.int64()), ("commit_user", pa.string()),
+        ("commit_identifier", pa.int64()), ("commit_kind", pa.string()), ("commit_time", pa.timestamp("ms")),
+        ("base_manifest_list", pa.string()), ("delta_manifest_list", pa.string()),
+        ("changelog_manifest_list", pa.string()), ("total_record_count", pa.int64()),
+        ("delta_record_count", pa.int64()), ("changelog_record_count", pa.int64()), ("watermark", pa.int64()),
+    ])
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _schemas(t: Table) -> pa.Table:
+    import json
+
+    from laketide.types import field_to_json
+
+    rows = []
+    for sid in t.schema_manager.list_ids():
+        s = t.schema_manager.schema(sid)
+        rows.append({
+            "schema_id": s.id,
+            "fields": json.dumps([field_to_json(f) for f in s.fields]),
+            "partition_keys": json.dumps(list(s.partition_keys)),
+            "primary_keys": json.dumps(list(s.primary_keys)),
+            "options": json.dumps(s.options),
+            "comment": s.comment,
+            "update_time": pa.scalar(s.time_millis, pa.timestamp("ms")).as_py(),
+        })
+    schema = pa.schema([
+        ("schema_id", pa.int64()), ("fields", pa.string()), ("partition_keys", pa.string()),
+        ("primary_keys", pa.string()), ("options", pa.string()), ("comment", pa.string()),
+        ("update_time", pa.timestamp("ms")),
+    ])
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _options(t: Table) -> pa.Table:
+    items = sorted(t.schema.options.items())
+    return pa.table({"key": [k for k, _ in items], "value": [v for _, v in items]})
+
+
+_SYSTEM_TABLES: dict[str, Callable[[Table], pa.Table]] = {
+    "snapshots": _snapshots,
+    "schemas": _schemas,
+    "options": _options,
+}
+
+
+def system_table(table: Table, name: str) -> SystemTable:
+    reader = _SYSTEM_TABLES.get(name.lower())
+    if reader is None:
+        raise NoSuchTableError(
+            f"System table {table.name}${name} does not exist; available: {sorted(_SYSTEM_TABLES)}"
+        )
+    return SystemTable(table, name.lower(), reader)

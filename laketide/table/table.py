@@ -1,0 +1,246 @@
+"""The table facade: what users hold to read, write, commit and evolve a Paimon table.
+
+Paimon: table.FileStoreTable, AbstractFileStoreTable
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from laketide.exceptions import NoSuchSnapshotError, SchemaError
+from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
+from laketide.fs import FileIO
+from laketide.meta.commit_message import CommitMessage
+from laketide.meta.snapshot import Snapshot
+from laketide.meta.snapshot_manager import SnapshotManager
+from laketide.options import CoreOptions
+from laketide.scan.file_scan import FileStoreScan
+from laketide.schema.changes import SchemaChange
+from laketide.schema.schema_manager import SchemaManager
+from laketide.schema.table_schema import TableSchema
+from laketide.table.read import TableScan
+from laketide.write.commit import FileStoreCommit
+from laketide.write.table_write import TableWrite
+
+__all__ = ["Table"]
+
+WriteMode = Literal["append", "overwrite"]
+
+
+class Table:
+    def __init__(self, *, name: str, path: str, file_io: FileIO, schema: TableSchema | None = None) -> None:
+        self.name = name
+        self.path = path
+        self.file_io = file_io
+        self.schema_manager = SchemaManager(file_io, path)
+        self.snapshot_manager = SnapshotManager(file_io, path)
+        latest = schema or self.schema_manager.latest()
+        if latest is None:
+            raise SchemaError(f"Table {name} at {path} has no schema")
+        self._schema = latest
+
+    # -- metadata ----------------------------------------------------------------------------------------------
+    @property
+    def schema(self) -> TableSchema:
+        return self._schema
+
+    @property
+    def options(self) -> CoreOptions:
+        return CoreOptions(self._schema.options)
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        from laketide.types import to_arrow_schema
+
+        return to_arrow_schema(self._schema.row_type)
+
+    @property
+    def primary_keys(self) -> tuple[str, ...]:
+        return self._schema.primary_keys
+
+    @property
+    def partition_keys(self) -> tuple[str, ...]:
+        return self._schema.partition_keys
+
+    def refresh(self) -> Table:
+        """Reload the latest schema (after another process altered the table)."""
+        latest = self.schema_manager.latest()
+        if latest is not None:
+            self._schema = latest
+        return self
+
+    def latest_snapshot(self) -> Snapshot | None:
+        return self.snapshot_manager.latest_snapshot()
+
+    def snapshot(self, snapshot_id: int) -> Snapshot:
+        return self.snapshot_manager.snapshot(snapshot_id)
+
+    def tag_snapshot(self, tag: str) -> Snapshot:
+        path = f"{self.path}/tag/tag-{tag}"
+        if not self.file_io.exists(path):
+            raise NoSuchSnapshotError(f"Tag {tag!r} of table {self.name} does not exist")
+        return Snapshot.from_json(self.file_io.read_bytes(path), path=path)
+
+    # -- read --------------------------------------------------------------------------------------------------
+    def scan(
+        self,
+        *,
+        columns: Sequence[str] | None = None,
+        where: str | Predicate | None = None,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+    ) -> TableScan:
+        """Plan a read; ``.plan()`` gives splits, ``.to_batches()`` streams, ``.to_arrow()`` collects."""
+        return TableScan(self, columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
+                         timestamp_ms=timestamp_ms)
+
+    def read(
+        self,
+        columns: Sequence[str] | None = None,
+        where: str | Predicate | None = None,
+        *,
+        snapshot_id: int | None = None,
+        tag: str | None = None,
+        timestamp_ms: int | None = None,
+    ) -> pa.Table:
+        return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
+                         timestamp_ms=timestamp_ms).to_arrow()
+
+    def to_arrow(self, **kwargs: Any) -> pa.Table:
+        return self.read(**kwargs)
+
+    def to_pandas(self, **kwargs: Any):  # noqa: ANN201 - pandas is optional
+        return self.read(**kwargs).to_pandas()
+
+    # -- write -------------------------------------------------------------------------------------------------
+    def new_write(self) -> TableWrite:
+        """A writer for two-phase commits: ``w.write(...)``, then ``t.commit(w.prepare_commit())``."""
+        return TableWrite(
+            file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,
+            restore_sequence=self._sequence_restorer(),
+        )
+
+    def commit(
+        self,
+        messages: Sequence[CommitMessage],
+        *,
+        commit_user: str | None = None,
+        commit_identifier: int | None = None,
+        overwrite: bool = False,
+        partition: Mapping[str, object] | None = None,
+    ) -> int | None:
+        """Publish written files as one snapshot; None if there was nothing to commit.
+
+        A ``commit_user`` reused with the same ``commit_identifier`` is committed at most once.
+        """
+        committer = self._committer(commit_user)
+        kwargs: dict[str, Any] = {}
+        if commit_identifier is not None:
+            kwargs["commit_identifier"] = commit_identifier
+        return committer.commit(
+            messages,
+            overwrite=overwrite,
+            overwrite_filter=self._partition_filter(partition) if overwrite else None,
+            check_committed=commit_user is not None,
+            **kwargs,
+        )
+
+    def write(
+        self, data: Any, *, mode: WriteMode = "append", partition: Mapping[str, object] | None = None
+    ) -> int | None:
+        """Write and commit ``data`` in one call; returns the new snapshot id (None if nothing changed)."""
+        if mode not in ("append", "overwrite"):
+            raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+        if partition is not None and mode != "overwrite":
+            raise ValueError("partition= is only meaningful with mode='overwrite'")
+        if partition is not None:
+            self._check_rows_in_partition(data, partition)
+        w = self.new_write()
+        try:
+            w.write(data)
+            messages = w.prepare_commit()
+            return self.commit(messages, overwrite=mode == "overwrite", partition=partition)
+        except BaseException:
+            w.abort()
+            raise
+        finally:
+            w.close()
+
+    # -- schema evolution --------------------------------------------------------------------------------------
+    def alter(self, *changes: SchemaChange) -> Table:
+        """Apply schema changes (each call writes one new schema file)."""
+        self._schema = self.schema_manager.commit_changes(list(changes))
+        return self
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+    def _committer(self, commit_user: str | None) -> FileStoreCommit:
+        return FileStoreCommit(
+            file_io=self.file_io,
+            table_path=self.path,
+            table_name=self.name,
+            schema=self._schema,
+            snapshot_manager=self.snapshot_manager,
+            scan_factory=self._file_scan,
+            commit_user=commit_user or self._new_commit_user(),
+        )
+
+    def _new_commit_user(self) -> str:
+        prefix = self.options.commit_user_prefix
+        return f"{prefix}_{uuid.uuid4()}" if prefix else str(uuid.uuid4())
+
+    def _file_scan(self) -> FileStoreScan:
+        return FileStoreScan(file_io=self.file_io, table_path=self.path, schema_manager=self.schema_manager,
+                             schema=self._schema)
+
+    def _sequence_restorer(self):  # noqa: ANN202
+        cache: dict[tuple[bytes, int], int] | None = None
+
+        def restore(partition: bytes, bucket: int) -> int | None:
+            nonlocal cache
+            if cache is None:
+                cache = {}
+                latest = self.snapshot_manager.latest_snapshot()
+                if latest is not None:
+                    for e in self._file_scan().plan(latest):
+                        key = (e.partition, e.bucket)
+                        cache[key] = max(cache.get(key, -1), e.file.max_sequence_number)
+            return cache.get((partition, bucket))
+
+        return restore
+
+    def _partition_filter(self, partition: Mapping[str, object] | None) -> Predicate | None:
+        if not partition:
+            return None
+        unknown = [k for k in partition if k not in self._schema.partition_keys]
+        if unknown:
+            raise SchemaError(
+                f"{unknown} are not partition keys of table {self.name}; partition keys are "
+                f"{list(self._schema.partition_keys)}"
+            )
+        leaves = [
+            Leaf(Op.IS_NULL, k, ()) if v is None else Leaf(Op.EQ, k, (v,)) for k, v in partition.items()
+        ]
+        types = {f.name: f.type for f in self.arrow_schema}
+        return bind(and_(*leaves), types)
+
+    def _check_rows_in_partition(self, data: Any, partition: Mapping[str, object]) -> None:
+        from laketide.expr import filter_table, negate
+        from laketide.write.conform import to_arrow
+
+        table = to_arrow(data)
+        pred = self._partition_filter(partition)
+        if pred is None or table.num_rows == 0:
+            return
+        outside = filter_table(table.select(list(partition)), or_(negate(pred), *[
+            Leaf(Op.IS_NULL, k, ()) for k, v in partition.items() if v is not None
+        ]))
+        if outside.num_rows:
+            raise SchemaError(
+                f"Overwrite of partition {dict(partition)} of table {self.name}: "
+                f"{outside.num_rows} rows belong to other partitions"
+            )

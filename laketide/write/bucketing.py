@@ -1,0 +1,71 @@
+"""Splitting a batch into (partition, bucket) groups, vectorized.
+
+Paimon: table.sink.FixedBucketRowKeyExtractor, RowPartitionKeyExtractor
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from laketide.meta.bucket import bucket_ids
+from laketide.types import DataType
+
+__all__ = ["Group", "split_by_partition_and_bucket"]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    partition: tuple[object, ...]  # Python values of the partition columns, in partition-key order
+    bucket: int
+    rows: pa.Table
+
+
+def split_by_partition_and_bucket(
+    table: pa.Table,
+    *,
+    partition_keys: Sequence[str],
+    bucket_keys: Sequence[str],
+    bucket_key_types: Sequence[DataType],
+    num_buckets: int,
+) -> Iterator[Group]:
+    """Group rows by partition values and bucket; ``num_buckets`` <= 0 puts every row in bucket 0."""
+    n = table.num_rows
+    if n == 0:
+        return
+    if num_buckets > 0:
+        buckets = np.asarray(bucket_ids(table, bucket_keys, bucket_key_types, num_buckets), dtype=np.int64)
+    else:
+        buckets = np.zeros(n, dtype=np.int64)
+
+    # One integer code per row: dictionary indices of each partition column, combined mixed-radix with the
+    # bucket. Nulls get their own code (the default partition).
+    code = buckets.copy()
+    radix = int(buckets.max()) + 1
+    dictionaries: list[pa.Array] = []
+    part_codes: list[np.ndarray] = []
+    for name in partition_keys:
+        encoded = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
+        idx = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        dictionaries.append(encoded.dictionary)
+        part_codes.append(idx)
+        code = code + idx * radix
+        radix *= len(encoded.dictionary) or 1
+
+    if radix == 1:  # single group: no shuffle needed
+        yield Group(tuple(d[0].as_py() for d in dictionaries), int(buckets[0]), table)
+        return
+    order = np.argsort(code, kind="stable")
+    sorted_code = code[order]
+    boundaries = np.flatnonzero(np.diff(sorted_code)) + 1
+    starts = np.concatenate(([0], boundaries))
+    ends = np.concatenate((boundaries, [n]))
+    taken = table.take(pa.array(order))
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        first = int(order[s])
+        values = tuple(d[int(c[first])].as_py() for d, c in zip(dictionaries, part_codes))
+        yield Group(values, int(buckets[first]), taken.slice(s, e - s))

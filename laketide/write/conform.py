@@ -1,0 +1,102 @@
+"""Turning user input (Arrow, pandas, polars) into an Arrow table of exactly the table's schema.
+
+Bad input raises SchemaError naming the table and the offending columns, before anything is written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from laketide.exceptions import SchemaError
+
+__all__ = ["to_arrow", "conform"]
+
+
+def to_arrow(data: Any) -> pa.Table:
+    """Any Arrow-compatible input as a pyarrow Table."""
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data])
+    if isinstance(data, pa.RecordBatchReader):
+        return data.read_all()
+    module = type(data).__module__.split(".")[0]
+    if module == "pandas":
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if module == "polars":
+        return data.to_arrow()
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.table(data)
+    if isinstance(data, dict):
+        return pa.table(data)
+    if isinstance(data, list):
+        return pa.Table.from_pylist(data)
+    raise SchemaError(f"Cannot write data of type {type(data).__name__}; pass Arrow, pandas or polars data")
+
+
+def conform(table: pa.Table, schema: pa.Schema, *, table_name: str) -> pa.Table:
+    """Reorder and cast ``table`` to ``schema``; missing, extra or incompatible columns are errors."""
+    names = table.column_names
+    wanted = schema.names
+    missing = [n for n in wanted if n not in names]
+    extra = [n for n in names if n not in wanted]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing columns {missing}")
+        if extra:
+            parts.append(f"unknown columns {extra}")
+        raise SchemaError(
+            f"Data does not match the schema of table {table_name}: {'; '.join(parts)}. "
+            f"Table columns: {wanted}"
+        )
+    columns = []
+    for f in schema:
+        col = table.column(f.name)
+        if not col.type.equals(f.type):
+            if not _castable(col.type, f.type):
+                raise SchemaError(
+                    f"Column {f.name!r} of table {table_name} has type {f.type}; got incompatible type {col.type}"
+                )
+            try:
+                col = pc.cast(col, f.type, safe=True)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise SchemaError(
+                    f"Column {f.name!r} of table {table_name} has type {f.type}; "
+                    f"got {col.type} which does not convert safely: {e}"
+                ) from e
+        if not f.nullable and col.null_count:
+            raise SchemaError(f"Column {f.name!r} of table {table_name} is NOT NULL but the data has nulls")
+        columns.append(col)
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _family(t: pa.DataType) -> str:
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return "number"
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return "string"
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) \
+            or pa.types.is_binary_view(t):
+        return "binary"
+    if pa.types.is_timestamp(t):
+        return "timestamp"
+    if pa.types.is_date(t):
+        return "date"
+    if pa.types.is_time(t):
+        return "time"
+    if pa.types.is_dictionary(t):
+        return _family(t.value_type)
+    return str(t).split("<", 1)[0]
+
+
+def _castable(src: pa.DataType, dst: pa.DataType) -> bool:
+    """Same family only: writing "12" into an INT column is a mistake, not a conversion."""
+    if pa.types.is_null(src):
+        return True
+    if pa.types.is_floating(src) and (pa.types.is_integer(dst) or pa.types.is_decimal(dst)):
+        return False
+    return _family(src) == _family(dst)
