@@ -28,6 +28,9 @@ SCALARS = pa.schema([
     ("d", pa.date32()),
     ("ts_ms", pa.timestamp("ms")),
     ("ts_us", pa.timestamp("us")),
+    ("ts_ns", pa.timestamp("ns")),
+    ("ts_ltz", pa.timestamp("us", tz="UTC")),
+    ("t", pa.time32("ms")),
     ("part", pa.string()),
 ])
 
@@ -51,6 +54,9 @@ def scalar_rows(n: int, *, start: int = 0) -> pa.Table:
             "d": None if null else dt.date(2026, 1, 1) + dt.timedelta(days=i),
             "ts_ms": None if null else dt.datetime(2026, 11, 21, 10) + dt.timedelta(milliseconds=i * 1001),
             "ts_us": None if null else dt.datetime(2026, 11, 21, 10) + dt.timedelta(microseconds=i * 123457),
+            "ts_ns": None if null else 1_763_719_200_000_000_000 + i * 123_456_789,
+            "ts_ltz": None if null else dt.datetime(2026, 11, 21, 10, tzinfo=dt.UTC) + dt.timedelta(seconds=i),
+            "t": None if null else dt.time(i % 24, i % 60, i % 60, (i * 1000) % 1_000_000),
             "part": ["p1", "p2", None][i % 3],
         })
     return pa.Table.from_pylist(rows, schema=SCALARS)

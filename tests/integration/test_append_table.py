@@ -247,3 +247,16 @@ def test_system_tables(table, catalog) -> None:  # noqa: ANN001
     assert snaps.column("snapshot_id").to_pylist() == [1, 2]
     assert snaps.column("total_record_count").to_pylist() == [3, 5]
     assert catalog.table("db.orders$schemas").read().num_rows == 1
+
+
+def test_object_store_warehouse_through_fsspec() -> None:
+    """The same table life cycle on an fsspec store (memory://), with conditional-create publishing."""
+    import uuid
+
+    cat = laketide.load_catalog(warehouse=f"memory://wh-{uuid.uuid4().hex}")
+    cat.create_database("db")
+    t = cat.create_table("db.orders", SCHEMA, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "id"})
+    t.write(orders(range(10)))
+    t.write(orders(range(10, 15), dt="x"))
+    assert ids_of(cat.table("db.orders").read()) == list(range(15))
+    assert ids_of(t.read(where="dt = 'x'")) == list(range(10, 15))

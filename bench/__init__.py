@@ -1,0 +1,1 @@
+"""laketide benchmarks: ratios against the floors (pyarrow, Spark) and the peers, measured in one run."""
