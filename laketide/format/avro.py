@@ -329,6 +329,8 @@ def _codec(compression: str, options: Mapping[str, str]) -> tuple[str, int | Non
 class AvroWriter(FormatWriter):
     """Writes batches row by row through fastavro, one Avro block per ~64 KB as Java does."""
 
+    kind = "Avro"
+
     def __init__(self, out: BinaryIO, schema: pa.Schema, *, compression: str, options: Mapping[str, str]) -> None:
         codec, level = _codec(compression, options)
         self._input_schema = schema
@@ -349,10 +351,7 @@ class AvroWriter(FormatWriter):
         self._closed = False
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
-        if self._closed:
-            raise ValueError("Avro writer is closed")
-        if not batch.schema.equals(self._input_schema, check_metadata=False):
-            raise SchemaError(f"batch schema {batch.schema} does not match the file schema {self._input_schema}")
+        self._check_batch(batch)
         if batch.num_rows == 0:
             return
         try:
@@ -372,16 +371,8 @@ class AvroWriter(FormatWriter):
         self._size.add(batch.nbytes)
         self._size.observe()
 
-    def bytes_written(self) -> int:
-        return self._size.estimate()
-
-    def close(self) -> None:
-        if self._closed:
-            return
+    def _finish(self) -> None:
         self._writer.flush()
-        self._stream.close()
-        self._size.mark_flushed()
-        self._closed = True
 
 
 class AvroFormat(FileFormat):

@@ -53,19 +53,44 @@ def zstd_level(options: Mapping[str, str]) -> int:
 
 
 class FormatWriter(ABC):
-    """Streams record batches into one open data file."""
+    """Streams record batches into one open data file.
+
+    Subclasses set ``_stream`` (a CountingStream), ``_size`` (a SizeEstimator), ``_input_schema`` and
+    ``_closed``, and implement ``write_batch`` and ``_finish``.
+    """
+
+    kind: ClassVar[str] = "data"
+    _stream: Any
+    _size: SizeEstimator
+    _input_schema: pa.Schema
+    _closed: bool
 
     @abstractmethod
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Appends rows; their schema must equal the writer's schema."""
 
     @abstractmethod
+    def _finish(self) -> None:
+        """Writes what is still buffered and the file's footer."""
+
+    def _check_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
+        if self._closed:
+            raise ValueError(f"{self.kind} writer is closed")
+        if not batch.schema.equals(self._input_schema, check_metadata=False):
+            raise SchemaError(f"batch schema {batch.schema} does not match the file schema {self._input_schema}")
+
     def bytes_written(self) -> int:
         """Estimated size of the file so far, buffered rows included, for rolling at target-file-size."""
+        return self._size.estimate()
 
-    @abstractmethod
     def close(self) -> None:
         """Finishes the file (footer, last block). The caller still owns and closes the stream."""
+        if self._closed:
+            return
+        self._finish()
+        self._stream.close()
+        self._size.mark_flushed()
+        self._closed = True
 
     def __enter__(self) -> FormatWriter:
         return self

@@ -69,6 +69,8 @@ def _time_as_int(t: pa.DataType) -> pa.DataType | None:
 class OrcWriter(FormatWriter):
     """Streams batches into pyarrow's ORC writer, which cuts stripes itself."""
 
+    kind = "ORC"
+
     def __init__(self, out: BinaryIO, schema: pa.Schema, *, compression: str, options: Mapping[str, str]) -> None:
         codec = _codec(compression, options)
         self._input_schema = schema
@@ -91,10 +93,7 @@ class OrcWriter(FormatWriter):
         self._closed = False
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
-        if self._closed:
-            raise ValueError("ORC writer is closed")
-        if not batch.schema.equals(self._input_schema, check_metadata=False):
-            raise SchemaError(f"batch schema {batch.schema} does not match the file schema {self._input_schema}")
+        self._check_batch(batch)
         if batch.num_rows == 0:
             return
         table = pa.Table.from_batches([batch]) if isinstance(batch, pa.RecordBatch) else batch
@@ -108,16 +107,8 @@ class OrcWriter(FormatWriter):
         self._size.add(table.nbytes)
         self._size.observe()
 
-    def bytes_written(self) -> int:
-        return self._size.estimate()
-
-    def close(self) -> None:
-        if self._closed:
-            return
+    def _finish(self) -> None:
         self._writer.close()
-        self._stream.close()
-        self._size.mark_flushed()
-        self._closed = True
 
 
 class OrcFormat(FileFormat):

@@ -92,6 +92,8 @@ def _time_as_millis(t: pa.DataType) -> pa.DataType | None:
 class ParquetWriter(FormatWriter):
     """Buffers batches and cuts a row group every ``parquet.block.size`` Arrow bytes."""
 
+    kind = "Parquet"
+
     def __init__(self, out: BinaryIO, schema: pa.Schema, *, compression: str, options: Mapping[str, str]) -> None:
         codec, level = _codec(compression, options)
         self._input_schema = schema
@@ -121,10 +123,7 @@ class ParquetWriter(FormatWriter):
         self._closed = False
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
-        if self._closed:
-            raise ValueError("Parquet writer is closed")
-        if not batch.schema.equals(self._input_schema, check_metadata=False):
-            raise SchemaError(f"batch schema {batch.schema} does not match the file schema {self._input_schema}")
+        self._check_batch(batch)
         batches = batch.to_batches() if isinstance(batch, pa.Table) else [batch]
         for b in batches:
             if b.num_rows == 0:
@@ -149,17 +148,9 @@ class ParquetWriter(FormatWriter):
             raise SchemaError(f"cannot write rows to Parquet: {e}") from e
         self._size.mark_flushed()
 
-    def bytes_written(self) -> int:
-        return self._size.estimate()
-
-    def close(self) -> None:
-        if self._closed:
-            return
+    def _finish(self) -> None:
         self._flush()
         self._writer.close()
-        self._stream.close()
-        self._size.mark_flushed()
-        self._closed = True
 
 
 class ParquetFormat(FileFormat):

@@ -15,6 +15,7 @@ from laketide.exceptions import NoSuchSnapshotError, SchemaError
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
+from laketide.meta.paths import partition_path
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import SnapshotManager
 from laketide.options import CoreOptions
@@ -161,15 +162,28 @@ class Table:
         if partition is not None:
             self._check_rows_in_partition(data, partition)
         w = self.new_write()
+        messages: list[CommitMessage] = []
         try:
             w.write(data)
             messages = w.prepare_commit()
             return self.commit(messages, overwrite=mode == "overwrite", partition=partition)
         except BaseException:
             w.abort()
+            self.abort(messages)
             raise
         finally:
             w.close()
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the new files of messages that will never be committed (Paimon: TableCommit.abort)."""
+        scan = self._file_scan()
+        default = self.options.partition_default_name
+        for m in messages:
+            part_dir = partition_path(self._schema.partition_keys, scan.partition_codec.values(m.partition),
+                                      default_name=default)
+            bucket_dir = f"{self.path}/{part_dir}/bucket-{m.bucket}" if part_dir else f"{self.path}/bucket-{m.bucket}"
+            for f in (*m.new_files, *m.changelog_files, *m.compact_after):
+                self.file_io.delete(f.external_path or f"{bucket_dir}/{f.file_name}")
 
     # -- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> Table:

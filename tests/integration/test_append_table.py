@@ -260,3 +260,21 @@ def test_object_store_warehouse_through_fsspec() -> None:
     t.write(orders(range(10, 15), dt="x"))
     assert ids_of(cat.table("db.orders").read()) == list(range(15))
     assert ids_of(t.read(where="dt = 'x'")) == list(range(10, 15))
+
+
+def test_a_failed_commit_leaves_no_files(table, warehouse, monkeypatch) -> None:  # noqa: ANN001
+    from laketide.write.commit import FileStoreCommit
+
+    table.write(orders(range(3)))
+    before = sorted(f for _, _, fs in os.walk(warehouse) for f in fs)
+
+    def boom(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        raise OSError("storage went away")
+
+    monkeypatch.setattr(FileStoreCommit, "_try_commit", boom)
+    with pytest.raises(OSError, match="went away"):
+        table.write(orders(range(3, 9)))
+    after = sorted(f for _, _, fs in os.walk(warehouse) for f in fs)
+    assert after == before
+    monkeypatch.undo()
+    assert ids_of(table.read()) == [0, 1, 2]
