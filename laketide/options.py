@@ -11,6 +11,8 @@ options, options of features laketide does not implement) stay untouched, exactl
 
 from __future__ import annotations
 
+import builtins
+
 import enum
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -159,7 +161,7 @@ class ConfigOption(Generic[T]):
     default: T | None = None
     description: str = ""
     fallback_keys: tuple[str, ...] = ()
-    enum_class: type[enum.Enum] | None = None
+    enum_class: builtins.type[enum.Enum] | None = None
     check: Check | None = field(default=None, compare=False, repr=False)
 
     def parse(self, raw: str) -> T:

@@ -8,13 +8,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from laketide.exceptions import CatalogError
 from laketide.schema.changes import SchemaChange
 from laketide.table.table import Table
+
+if TYPE_CHECKING:
+    from laketide.table.system import SystemTable
 
 __all__ = ["Catalog", "Identifier"]
 
@@ -70,7 +73,8 @@ class Catalog(ABC):
     ) -> Table: ...
 
     @abstractmethod
-    def table(self, name: str) -> Table: ...
+    def table(self, name: str) -> Table | SystemTable:
+        """The table ``db.t``, or a system table ``db.t$snapshots``; NoSuchTableError if absent."""
 
     @abstractmethod
     def table_exists(self, name: str) -> bool: ...
@@ -85,4 +89,7 @@ class Catalog(ABC):
     def rename_table(self, old: str, new: str, *, ignore_missing: bool = False) -> None: ...
 
     def alter_table(self, name: str, *changes: SchemaChange) -> Table:
-        return self.table(name).alter(*changes)
+        table = self.table(name)
+        if not isinstance(table, Table):
+            raise CatalogError(f"System table {name} cannot be altered")
+        return table.alter(*changes)

@@ -25,6 +25,7 @@ from laketide.exceptions import (
 from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.schema.schema_manager import SchemaManager
+from laketide.table.system import SystemTable, system_table
 from laketide.table.table import Table
 
 __all__ = ["FileSystemCatalog"]
@@ -113,7 +114,7 @@ class FileSystemCatalog(Catalog):
             raise NoSuchDatabaseError(f"Database {ident.database} does not exist in {self.warehouse}")
         if self.table_exists(name):
             if exist_ok:
-                return self.table(name)
+                return self._load(ident)
             raise TableAlreadyExistsError(f"Table {ident} already exists")
         table_schema = new_table_schema(
             schema, table_name=str(ident), primary_key=primary_key, partition_keys=partition_keys,
@@ -125,22 +126,23 @@ class FileSystemCatalog(Catalog):
             manager.create(table_schema)
         except Exception as e:
             if exist_ok and self.table_exists(name):
-                return self.table(name)
+                return self._load(ident)
             raise TableAlreadyExistsError(f"Table {ident} already exists") from e
         return Table(name=str(ident), path=path, file_io=self.file_io, schema=table_schema)
 
-    def table(self, name: str) -> Table:
+    def table(self, name: str) -> Table | SystemTable:
         ident = Identifier.parse(name)
+        table = self._load(ident)
+        if ident.system_table:
+            return system_table(table, ident.system_table)
+        return table
+
+    def _load(self, ident: Identifier) -> Table:
         path = self.table_path(ident)
         latest = SchemaManager(self.file_io, path).latest()
         if latest is None:
             raise NoSuchTableError(f"Table {ident.database}.{ident.table} does not exist in {self.warehouse}")
-        table = Table(name=f"{ident.database}.{ident.table}", path=path, file_io=self.file_io, schema=latest)
-        if ident.system_table:
-            from laketide.table.system import system_table
-
-            return system_table(table, ident.system_table)
-        return table
+        return Table(name=f"{ident.database}.{ident.table}", path=path, file_io=self.file_io, schema=latest)
 
     def drop_table(self, name: str, *, ignore_missing: bool = False) -> None:
         if not self.table_exists(name):

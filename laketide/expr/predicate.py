@@ -221,7 +221,7 @@ Predicate: TypeAlias = Leaf | And | Or | Not
 
 def _check_children(node: object, children: object) -> None:
     if not isinstance(children, tuple):
-        object.__setattr__(node, "children", tuple(children))  # type: ignore[call-overload]
+        object.__setattr__(node, "children", tuple(children))  # type: ignore[call-overload, arg-type]
         children = node.children  # type: ignore[attr-defined]
     assert isinstance(children, tuple)
     if len(children) < 2:
@@ -378,7 +378,8 @@ class _FieldsVisitor(_Visitor[set[str]]):
     def and_(self, p: And, children: list[set[str]]) -> set[str]:
         return set().union(*children)
 
-    or_ = and_
+    def or_(self, p: Or, children: list[set[str]]) -> set[str]:
+        return set().union(*children)
 
     def not_(self, p: Not, child: set[str]) -> set[str]:
         return child

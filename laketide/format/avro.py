@@ -361,7 +361,7 @@ class AvroWriter(FormatWriter):
         rows = physical.to_pylist()
         for name, convert in self._converters:
             for row in rows:
-                row[name] = convert(row[name])
+                row[name] = convert(row[name])  # type: ignore[misc]
         write = self._writer.write
         try:
             for row in rows:
@@ -401,7 +401,7 @@ class AvroFormat(FileFormat):
     @staticmethod
     def _writer_schema(stream: BinaryIO, source: object) -> dict[str, Any]:
         try:
-            return fastavro.reader(stream).writer_schema  # type: ignore[no-any-return]
+            return fastavro.reader(stream).writer_schema  # type: ignore[no-any-return, return-value]
         except (ValueError, EOFError, OSError) as e:
             raise FileIOError(f"not a readable Avro file: {describe_source(source)}: {e}") from e
 
@@ -431,7 +431,7 @@ class AvroFormat(FileFormat):
             stream.seek(start)
             rows: list[dict[str, Any]] = []
             for record in fastavro.reader(stream, reader_schema=reader_schema):
-                rows.append(record)
+                rows.append(record)  # type: ignore[arg-type]
                 if len(rows) >= batch_size:
                     yield _to_batch(rows, logical, active)
                     rows = []

@@ -64,7 +64,7 @@ def decode_records(data: bytes, *, path: str) -> list[dict[str, Any]]:
     """Decode a manifest-like file of any supported format; names the file on failure."""
     try:
         if data[:4] == b"Obj\x01":
-            return [r for r in fastavro.reader(io.BytesIO(data)) if r is not None]
+            return [r for r in fastavro.reader(io.BytesIO(data)) if isinstance(r, dict)]
         if data[:3] == b"ORC":
             import pyarrow.orc as orc
 

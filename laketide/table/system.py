@@ -5,11 +5,12 @@ Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
 from laketide.exceptions import NoSuchTableError
+from laketide.expr import Predicate, bind, filter_table, parse_where
 from laketide.table.table import Table
 
 __all__ = ["SystemTable", "system_table"]
@@ -21,8 +22,12 @@ class SystemTable:
         self.name = f"{table.name}${name}"
         self._reader = reader
 
-    def read(self) -> pa.Table:
-        return self._reader(self.base)
+    def read(self, columns: Sequence[str] | None = None, where: str | Predicate | None = None) -> pa.Table:
+        table = self._reader(self.base)
+        if where is not None:
+            types = {f.name: f.type for f in table.schema}
+            table = filter_table(table, parse_where(where, types) if isinstance(where, str) else bind(where, types))
+        return table.select(list(columns)) if columns is not None else table
 
     to_arrow = read
 

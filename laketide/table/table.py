@@ -6,7 +6,7 @@ Paimon: table.FileStoreTable, AbstractFileStoreTable
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -211,7 +211,7 @@ class Table:
         return FileStoreScan(file_io=self.file_io, table_path=self.path, schema_manager=self.schema_manager,
                              schema=self._schema)
 
-    def _sequence_restorer(self):  # noqa: ANN202
+    def _sequence_restorer(self) -> Callable[[bytes, int], int | None]:
         cache: dict[tuple[bytes, int], int] | None = None
 
         def restore(partition: bytes, bucket: int) -> int | None:
