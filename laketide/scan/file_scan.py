@@ -15,7 +15,7 @@ from laketide.exceptions import CorruptMetadataError
 from laketide.expr import FieldStats, Predicate, evaluate_exact, may_match, referenced_fields
 from laketide.fs import FileIO
 from laketide.meta.binary_row import deserialize_binary_row
-from laketide.meta.manifest import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
+from laketide.meta.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta, SimpleStats
 from laketide.meta.manifest_io import read_objects
 from laketide.meta.snapshot import Snapshot
 from laketide.schema.schema_manager import SchemaManager
@@ -84,6 +84,21 @@ class FileStoreScan:
     def manifest(self, name: str) -> list[ManifestEntry]:
         return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", ManifestEntry.from_record)
 
+    def index_entries(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
+        """Live index files (hash indexes, deletion vectors) of ``snapshot``."""
+        if not snapshot.index_manifest:
+            return []
+        entries = read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{snapshot.index_manifest}",
+                               IndexManifestEntry.from_record)
+        live: dict[tuple[bytes, int, str], IndexManifestEntry] = {}
+        for e in entries:
+            key = (e.partition, e.bucket, e.index_file.file_name)
+            if e.kind is FileKind.ADD:
+                live[key] = e
+            else:
+                live.pop(key, None)
+        return list(live.values())
+
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
         return self.manifest_list(snapshot.base_manifest_list) + self.manifest_list(snapshot.delta_manifest_list)
 
@@ -110,7 +125,10 @@ class FileStoreScan:
                 entries.append(e)
         live = [e for e in merge_entries(entries) if e.kind is FileKind.ADD]
         if predicate is not None:
-            value_pred = _pick(predicate, set(self.schema.field_names))
+            # A PK file holds old versions too: only key predicates may drop it (a value predicate could drop
+            # the file with the newest version and resurrect an older one).
+            prunable = set(self.schema.primary_keys) if self.schema.primary_keys else set(self.schema.field_names)
+            value_pred = _pick(predicate, prunable)
             if value_pred is not None:
                 live = [e for e in live if self._file_may_match(e, value_pred)]
         return live

@@ -18,6 +18,16 @@ SPLIT_OPEN_FILE_COST = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DeletionFile:
+    """Where the deletion vector of one data file lives (Paimon: table.source.DeletionFile)."""
+
+    path: str
+    offset: int
+    length: int
+    cardinality: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DataSplit:
     snapshot_id: int
     partition: bytes
@@ -26,6 +36,7 @@ class DataSplit:
     bucket_path: str
     files: tuple[DataFileMeta, ...]
     raw_convertible: bool = True  # files can be read as they are, no merge needed
+    deletion_files: tuple[DeletionFile | None, ...] | None = None  # aligned with files
 
     @property
     def row_count(self) -> int:
@@ -45,8 +56,14 @@ def generate_splits(
     default_partition_name: str,
     target_size: int = SPLIT_TARGET_SIZE,
     open_file_cost: int = SPLIT_OPEN_FILE_COST,
+    merge: bool = False,
+    deletion_files: dict[tuple[bytes, int], dict[str, DeletionFile]] | None = None,
 ) -> list[DataSplit]:
-    """Group files per (partition, bucket), ordered by sequence number, bin-packed to ``target_size``."""
+    """Group files per (partition, bucket), ordered by sequence number, bin-packed to ``target_size``.
+
+    With ``merge`` (primary-key tables without deletion vectors) a bucket is one split: its sorted runs must be
+    merged together. ``deletion_files`` makes every split raw-convertible (deletion-vector mode).
+    """
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     for e in entries:
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
@@ -56,6 +73,21 @@ def generate_splits(
         values = partition_values[partition]
         part_dir = partition_path(partition_keys, values, default_name=default_partition_name)
         bucket_path = f"{table_path}/{part_dir}/bucket-{bucket}" if part_dir else f"{table_path}/bucket-{bucket}"
+        if deletion_files is not None:
+            dvs = deletion_files.get((partition, bucket), {})
+            splits.append(DataSplit(
+                snapshot_id=snapshot_id, partition=partition, partition_values=values, bucket=bucket,
+                bucket_path=bucket_path, files=tuple(files),
+                deletion_files=tuple(dvs.get(f.file_name) for f in files),
+            ))
+            continue
+        if merge:
+            raw = len(files) == 1 and not files[0].delete_row_count
+            splits.append(DataSplit(
+                snapshot_id=snapshot_id, partition=partition, partition_values=values, bucket=bucket,
+                bucket_path=bucket_path, files=tuple(files), raw_convertible=raw,
+            ))
+            continue
         pack: list[DataFileMeta] = []
         weight = 0
         for f in files:

@@ -1,10 +1,11 @@
-"""Reading a split into Arrow batches, through schema evolution by field id.
+"""Reading a split into Arrow batches, through schema evolution by field id, merging sorted runs when needed.
 
 Each data file was written under some schema id; its columns are matched to the read schema by field id (so
 renames and reordering just work), cast where a type was widened, and filled with nulls where a column was added
-later. Filters run after that mapping, on the read schema's names.
+later. Primary-key splits that are not raw-convertible are merged by key and sequence number first; filters run
+after the merge (filtering older versions first would resurrect them), then the projection.
 
-Paimon: operation.RawFileSplitRead, schema.SchemaEvolutionUtil, utils.BulkFormatMapping
+Paimon: operation.RawFileSplitRead, operation.MergeFileSplitRead, schema.SchemaEvolutionUtil
 """
 
 from __future__ import annotations
@@ -18,13 +19,18 @@ from laketide.exceptions import FileIOError, SchemaError
 from laketide.expr import Predicate, referenced_fields, to_arrow_expression
 from laketide.format import file_format
 from laketide.fs import FileIO
+from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta
-from laketide.scan.split import DataSplit
+from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.mergetree.merge import MergeSpec, drop_retracts, merge_streams, partition_runs
+from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 
 __all__ = ["SplitRead"]
+
+_SYSTEM = (pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), pa.field(VALUE_KIND, pa.int8(), nullable=False))
 
 
 class SplitRead:
@@ -46,19 +52,74 @@ class SplitRead:
         unknown = [c for c in self.output_names if c not in full.names]
         if unknown:
             raise SchemaError(f"Unknown columns {unknown}; columns are {full.names}")
+        self.merge: MergeSpec | None = None
         needed = set(self.output_names) | (referenced_fields(predicate) if predicate is not None else set())
+        self.key_types = []
+        if read_schema.primary_keys:
+            from laketide.options import CoreOptions
+
+            options = CoreOptions(read_schema.options)
+            keys = tuple(read_schema.trimmed_primary_keys)
+            self.merge = MergeSpec(
+                key_names=keys,
+                sequence_fields=tuple(options.sequence_field),
+                sequence_descending=options.raw("sequence.field.sort-order") == "descending",
+            )
+            self.key_types = [read_schema.field(k).type for k in keys]
+            needed |= set(keys) | set(self.merge.sequence_fields)
         # Read in table column order so batches have a stable layout, then project to the requested order.
         self.read_names = [n for n in full.names if n in needed]
         self.read_arrow_schema = pa.schema([full.field(n) for n in self.read_names])
         self.output_schema = pa.schema([full.field(n) for n in self.output_names])
         self.filter = to_arrow_expression(predicate) if predicate is not None else None
         self.batch_size = batch_size
+        self._index_files: dict[str, bytes] = {}
 
+    # -- splits ------------------------------------------------------------------------------------------------
     def read(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
-        for meta, path in zip(split.files, split.file_paths()):
-            yield from self.read_file(meta, path)
+        if self.merge is None:
+            for meta, path in zip(split.files, split.file_paths()):
+                for batch in self._file_batches(meta, path, system=False):
+                    yield from self._finish(pa.Table.from_batches([batch]))
+            return
+        paths = dict(zip((f.file_name for f in split.files), split.file_paths()))
+        if split.raw_convertible:
+            dvs = split.deletion_files or (None,) * len(split.files)
+            for meta, dv in zip(split.files, dvs):
+                for batch in self._file_batches(meta, paths[meta.file_name], system=True, deletion=dv):
+                    yield from self._finish(drop_retracts(pa.Table.from_batches([batch])))
+            return
+        spec = self.merge
+        for section in partition_runs(split.files, self._key_range):
+            runs = [self._run_batches(run, paths) for run in section]
+            for merged in merge_streams(runs, spec):
+                yield from self._finish(drop_retracts(merged))
 
+    def _run_batches(self, run: list[DataFileMeta], paths: dict[str, str]) -> Iterator[pa.Table]:
+        for meta in run:
+            for batch in self._file_batches(meta, paths[meta.file_name], system=True):
+                yield pa.Table.from_batches([batch])
+
+    def _key_range(self, meta: DataFileMeta) -> tuple[tuple[object, ...], tuple[object, ...]]:
+        lo = tuple(deserialize_binary_row(meta.min_key, self.key_types))
+        hi = tuple(deserialize_binary_row(meta.max_key, self.key_types))
+        return lo, hi
+
+    def _finish(self, table: pa.Table) -> Iterator[pa.RecordBatch]:
+        if self.filter is not None and table.num_rows:
+            table = table.filter(self.filter)
+        if table.num_rows:
+            out = pa.Table.from_arrays([table.column(n) for n in self.output_names], schema=self.output_schema)
+            yield from out.to_batches()
+
+    # -- files -------------------------------------------------------------------------------------------------
     def read_file(self, meta: DataFileMeta, path: str) -> Iterator[pa.RecordBatch]:
+        """The rows of one data file in the read schema (no merge, no filter)."""
+        return self._file_batches(meta, path, system=False)
+
+    def _file_batches(
+        self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None
+    ) -> Iterator[pa.RecordBatch]:
         file_schema = self.schema_manager.schema(meta.schema_id)
         by_id = {f.id: f for f in file_schema.fields}
         # read-schema name -> name in the file (None: column added after this file was written)
@@ -67,33 +128,48 @@ class SplitRead:
             f = by_id.get(self.read_schema.field(name).id)
             source.append(f.name if f is not None else None)
         present = [s for s in source if s is not None]
+        if system:
+            present += [SEQUENCE_NUMBER, VALUE_KIND]
+        target = pa.schema(list(self.read_arrow_schema) + (list(_SYSTEM) if system else []))
+        deleted = self._deleted_mask(deletion, meta.row_count) if deletion is not None else None
         fmt = file_format(path.rsplit(".", 1)[-1])
+        offset = 0
         try:
             with self.file_io.open_input(path) as stream:
                 for batch in fmt.read(stream, columns=present, batch_size=self.batch_size):
-                    out = self._evolve(batch, source)
-                    if self.filter is not None:
-                        out = out.filter(self.filter)
+                    out = self._evolve(batch, source, target, system)
+                    if deleted is not None:
+                        keep = pc.invert(deleted.slice(offset, out.num_rows))
+                        offset += out.num_rows
+                        out = out.filter(keep)
                     if out.num_rows:
-                        yield _project(out, self.output_names, self.output_schema)
+                        yield out
         except FileIOError:
             raise
         except OSError as e:
             raise FileIOError(f"Cannot read data file {path}: {e}") from e
 
-    def _evolve(self, batch: pa.RecordBatch, source: list[str | None]) -> pa.RecordBatch:
+    def _deleted_mask(self, deletion: DeletionFile, num_rows: int) -> pa.Array:
+        from laketide.index.deletion_vectors import read_dv
+
+        data = self._index_files.get(deletion.path)
+        if data is None:
+            data = self._index_files[deletion.path] = self.file_io.read_bytes(deletion.path)
+        dv = read_dv(data, deletion.offset, deletion.length)
+        return pa.array(dv.is_deleted_mask(num_rows))
+
+    def _evolve(
+        self, batch: pa.RecordBatch, source: list[str | None], target: pa.Schema, system: bool
+    ) -> pa.RecordBatch:
         arrays = []
         n = batch.num_rows
-        for target, src in zip(self.read_arrow_schema, source):
+        names = source + ([SEQUENCE_NUMBER, VALUE_KIND] if system else [])
+        for field, src in zip(target, names):
             if src is None:
-                arrays.append(pa.nulls(n, type=target.type))
+                arrays.append(pa.nulls(n, type=field.type))
                 continue
             arr = batch.column(src)
-            if not arr.type.equals(target.type):
-                arr = pc.cast(arr, target.type)
+            if not arr.type.equals(field.type):
+                arr = pc.cast(arr, field.type)
             arrays.append(arr)
-        return pa.RecordBatch.from_arrays(arrays, schema=self.read_arrow_schema)
-
-
-def _project(batch: pa.RecordBatch, names: list[str], schema: pa.Schema) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays([batch.column(n) for n in names], schema=schema)
+        return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -15,7 +15,8 @@ from laketide.exceptions import NoSuchSnapshotError
 from laketide.expr import Predicate, bind, parse_where
 from laketide.meta.snapshot import Snapshot
 from laketide.scan.file_scan import FileStoreScan
-from laketide.scan.split import DataSplit, generate_splits
+from laketide.options import CoreOptions, MergeEngine
+from laketide.scan.split import DataSplit, DeletionFile, generate_splits
 from laketide.scan.split_read import SplitRead
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
@@ -88,6 +89,15 @@ class TableScan:
             schema_manager=self.table.schema_manager, schema=self.schema,
         )
         entries = scan.plan(self.snapshot, predicate=self.predicate)
+        options = CoreOptions(self.schema.options)
+        deletion_files = None
+        if self.schema.primary_keys and (
+            options.deletion_vectors_enabled or options.merge_engine is MergeEngine.FIRST_ROW
+        ):
+            # Level-0 files become visible once compaction has folded them in (and written their DVs).
+            entries = [e for e in entries if e.file.level > 0]
+            if options.deletion_vectors_enabled:
+                deletion_files = self._deletion_files(scan)
         values = {e.partition: scan.partition_codec.values(e.partition) for e in entries}
         return generate_splits(
             entries,
@@ -95,8 +105,25 @@ class TableScan:
             table_path=self.table.path,
             partition_keys=self.schema.partition_keys,
             partition_values=values,
-            default_partition_name=self.table.options.partition_default_name,
+            default_partition_name=options.partition_default_name,
+            merge=bool(self.schema.primary_keys),
+            deletion_files=deletion_files,
         )
+
+    def _deletion_files(self, scan: FileStoreScan) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:
+        assert self.snapshot is not None
+        out: dict[tuple[bytes, int], dict[str, DeletionFile]] = {}
+        for e in scan.index_entries(self.snapshot):
+            f = e.index_file
+            if f.index_type != "DELETION_VECTORS" or not f.dv_ranges:
+                continue
+            path = f.external_path or f"{self.table.path}/index/{f.file_name}"
+            bucket = out.setdefault((e.partition, e.bucket), {})
+            for m in f.dv_ranges:
+                bucket[m.data_file_name] = DeletionFile(
+                    path=path, offset=m.offset, length=m.length, cardinality=m.cardinality
+                )
+        return out
 
     @property
     def output_schema(self) -> pa.Schema:

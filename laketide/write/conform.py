@@ -5,6 +5,7 @@ Bad input raises SchemaError naming the table and the offending columns, before 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -37,10 +38,30 @@ def to_arrow(data: Any) -> pa.Table:
     raise SchemaError(f"Cannot write data of type {type(data).__name__}; pass Arrow, pandas or polars data")
 
 
-def conform(table: pa.Table, schema: pa.Schema, *, table_name: str) -> pa.Table:
-    """Reorder and cast ``table`` to ``schema``; missing, extra or incompatible columns are errors."""
+def conform(
+    table: pa.Table,
+    schema: pa.Schema,
+    *,
+    table_name: str,
+    fill_missing: bool = False,
+    required: Sequence[str] | None = None,
+) -> pa.Table:
+    """Reorder and cast ``table`` to ``schema``; missing, extra or incompatible columns are errors.
+
+    With ``fill_missing`` (deletes by key), only the ``required`` columns must be present; nullable others are
+    filled with nulls.
+    """
     names = table.column_names
     wanted = schema.names
+    if fill_missing:
+        absent = [f for f in schema if f.name not in names and f.name not in (required or ())]
+        for f in absent:
+            if not f.nullable:
+                break
+        else:
+            for f in absent:
+                table = table.append_column(f.name, pa.nulls(table.num_rows, f.type))
+            names = table.column_names
     missing = [n for n in wanted if n not in names]
     extra = [n for n in names if n not in wanted]
     if missing or extra:

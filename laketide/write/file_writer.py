@@ -1,6 +1,10 @@
 """Writing the rows of one (partition, bucket) into data files that roll at ``target-file-size``.
 
-Paimon: io.RollingFileWriter, io.RowDataFileWriter (append tables), stats.SimpleStatsConverter
+Append tables write their rows as they are; primary-key tables write key-value files (sorted by key, with
+sequence numbers and row kinds) and their metadata carries min / max key, key stats and the delete count.
+
+Paimon: io.RollingFileWriter, io.RowDataFileWriter (append tables), io.KeyValueDataFileWriter (PK tables),
+stats.SimpleStatsConverter
 """
 
 from __future__ import annotations
@@ -11,15 +15,18 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+import pyarrow.compute as pc
+
 from laketide.format import FileFormat
 from laketide.format.stats import ColumnStats, collect_stats, merge_stats
 from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.manifest import EMPTY_ROW_BYTES, DataFileMeta, FileSource, SimpleStats
 from laketide.meta.paths import TablePaths
+from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 from laketide.types import DataType
 
-__all__ = ["StatsLayout", "RollingFileWriter", "simple_stats"]
+__all__ = ["StatsLayout", "KeyLayout", "RollingFileWriter", "simple_stats"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,40 @@ class StatsLayout:
         if len(keep) == len(self.modes):
             return None, keep
         return tuple(self.names[i] for i in keep), keep
+
+
+@dataclass(frozen=True, slots=True)
+class KeyLayout:
+    """For key-value files: the key columns (value-column names), their types and stats modes."""
+
+    names: tuple[str, ...]
+    types: tuple[DataType, ...]
+    modes: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class _KeyTracker:
+    """Min / max key (first and last row: files are key-sorted), key stats, sequence range, deletes."""
+
+    min_key: tuple[object, ...] | None = None
+    max_key: tuple[object, ...] | None = None
+    stats: list[ColumnStats] | None = None
+    min_seq: int | None = None
+    max_seq: int | None = None
+    deletes: int = 0
+
+    def add(self, batch: pa.RecordBatch, layout: KeyLayout) -> None:
+        keys = batch.select(list(layout.names))
+        if self.min_key is None:
+            self.min_key = tuple(c[0].as_py() for c in keys.columns)
+        self.max_key = tuple(c[-1].as_py() for c in keys.columns)
+        part = collect_stats(keys, layout.modes)
+        self.stats = part if self.stats is None else merge_stats(self.stats, part)
+        seq = batch.column(SEQUENCE_NUMBER)
+        lo, hi = pc.min_max(seq).values()
+        self.min_seq = lo.as_py() if self.min_seq is None else min(self.min_seq, lo.as_py())
+        self.max_seq = hi.as_py() if self.max_seq is None else max(self.max_seq, hi.as_py())
+        self.deletes += int(pc.sum(is_retract(batch.column(VALUE_KIND))).as_py() or 0)
 
 
 def simple_stats(stats: Sequence[ColumnStats], types: Sequence[DataType]) -> SimpleStats:
@@ -58,6 +99,9 @@ class RollingFileWriter:
     target_file_size: int
     compression: str
     next_sequence_number: int = 0
+    key_layout: KeyLayout | None = None  # set for primary-key tables
+    level: int = 0
+    file_source: FileSource = FileSource.APPEND
     format_options: dict[str, str] = field(default_factory=dict)
     written: list[DataFileMeta] = field(default_factory=list)
     written_paths: list[str] = field(default_factory=list)
@@ -69,6 +113,7 @@ class RollingFileWriter:
     _rows: int = 0
     _stats: list[ColumnStats] | None = None
     _min_seq: int = 0
+    _keys: _KeyTracker | None = None
 
     def write(self, table: pa.Table) -> None:
         for batch in table.to_batches():
@@ -78,7 +123,10 @@ class RollingFileWriter:
                 self._open()
             self._writer.write_batch(batch)  # type: ignore[attr-defined]
             self._rows += batch.num_rows
-            part = collect_stats(batch, self.stats_layout.modes)
+            values = batch.select(list(self.stats_layout.names)) if self.key_layout is not None else batch
+            part = collect_stats(values, self.stats_layout.modes)
+            if self._keys is not None and self.key_layout is not None:
+                self._keys.add(batch, self.key_layout)
             self._stats = part if self._stats is None else merge_stats(self._stats, part)
             if self._writer.bytes_written() >= self.target_file_size:  # type: ignore[attr-defined]
                 self._close_current()
@@ -114,6 +162,7 @@ class RollingFileWriter:
         self._rows = 0
         self._stats = None
         self._min_seq = self.next_sequence_number
+        self._keys = _KeyTracker() if self.key_layout is not None else None
 
     def _close_current(self) -> None:
         assert self._writer is not None and self._path is not None and self._name is not None
@@ -125,26 +174,37 @@ class RollingFileWriter:
         cols, keep = layout.dense()
         stats = self._stats or []
         value_stats = simple_stats([stats[i] for i in keep], [layout.types[i] for i in keep])
-        max_seq = self._min_seq + self._rows - 1
-        self.next_sequence_number = max_seq + 1
+        min_key = max_key = EMPTY_ROW_BYTES
+        key_stats = SimpleStats.empty()
+        deletes = 0
+        if self._keys is not None and self.key_layout is not None:
+            k, kl = self._keys, self.key_layout
+            min_key = serialize_binary_row(list(k.min_key or ()), kl.types)
+            max_key = serialize_binary_row(list(k.max_key or ()), kl.types)
+            key_stats = simple_stats(k.stats or [], kl.types)
+            min_seq, max_seq, deletes = k.min_seq or 0, k.max_seq or 0, k.deletes
+        else:
+            # Append rows are numbered in arrival order within the bucket.
+            min_seq, max_seq = self._min_seq, self._min_seq + self._rows - 1
+            self.next_sequence_number = max_seq + 1
         self.written.append(
             DataFileMeta(
                 file_name=self._name,
                 file_size=size,
                 row_count=self._rows,
-                min_key=EMPTY_ROW_BYTES,
-                max_key=EMPTY_ROW_BYTES,
-                key_stats=SimpleStats.empty(),
+                min_key=min_key,
+                max_key=max_key,
+                key_stats=key_stats,
                 value_stats=value_stats,
-                min_sequence_number=self._min_seq,
+                min_sequence_number=min_seq,
                 max_sequence_number=max_seq,
                 schema_id=self.schema_id,
-                level=0,
+                level=self.level,
                 extra_files=(),
                 creation_time_ms=_local_now_ms(),
-                delete_row_count=0,
+                delete_row_count=deletes,
                 embedded_index=None,
-                file_source=FileSource.APPEND,
+                file_source=self.file_source,
                 value_stats_cols=cols,
             )
         )

@@ -1,36 +1,66 @@
 """Batch writing to a table: rows -> data files per (partition, bucket) -> commit messages.
 
 ``TableWrite`` is executor-side work: it writes files and returns picklable ``CommitMessage``s; the
-committer (driver side) turns them into a snapshot.
+committer (driver side) turns them into a snapshot. Append tables write rows as they come; primary-key tables go
+through one LSM writer per bucket (write buffer -> sorted level-0 runs).
 
-Paimon: table.sink.TableWriteImpl, operation.AppendFileStoreWrite / BaseAppendFileStoreWrite
+Paimon: table.sink.TableWriteImpl, operation.AppendFileStoreWrite, operation.KeyValueFileStoreWrite
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from laketide.exceptions import UnsupportedFeatureError
+from laketide.exceptions import SchemaError, UnsupportedFeatureError
 from laketide.format import file_format
 from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.commit_message import CommitMessage
+from laketide.meta.manifest import DataFileMeta
 from laketide.meta.paths import TablePaths, partition_path
-from laketide.options import CoreOptions
+from laketide.mergetree.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
+from laketide.mergetree.merge import MergeSpec
+from laketide.mergetree.writer import MergeTreeWriter
+from laketide.options import CoreOptions, MergeEngine
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 from laketide.write.bucketing import split_by_partition_and_bucket
 from laketide.write.conform import conform, to_arrow
-from laketide.write.file_writer import RollingFileWriter, StatsLayout
+from laketide.write.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
 __all__ = ["TableWrite"]
 
 # (partition bytes, bucket) -> the bucket's highest sequence number so far, or None for a new bucket.
 SequenceRestorer = Callable[[bytes, int], "int | None"]
+
+
+class _BucketWriter(Protocol):
+    def write(self, rows: pa.Table) -> None: ...
+    def prepare_commit(self) -> list[DataFileMeta]: ...
+    def abort(self) -> None: ...
+
+
+@dataclass(slots=True)
+class _AppendWriter:
+    files: RollingFileWriter
+
+    def write(self, rows: pa.Table) -> None:
+        self.files.write(rows)
+
+    def prepare_commit(self) -> list[DataFileMeta]:
+        files = self.files.close()
+        self.files.written.clear()
+        self.files.written_paths.clear()
+        return files
+
+    def abort(self) -> None:
+        self.files.abort()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,10 +81,6 @@ class TableWrite:
         schema: TableSchema,
         restore_sequence: SequenceRestorer | None = None,
     ) -> None:
-        if schema.primary_keys:
-            raise UnsupportedFeatureError(
-                f"Table {table_name} has a primary key; primary-key writes are not implemented yet"
-            )
         self.file_io = file_io
         self.table_path = table_path
         self.table_name = table_name
@@ -63,6 +89,9 @@ class TableWrite:
         self.arrow_schema = to_arrow_schema(schema.row_type)
         self.paths = TablePaths(table_path, data_file_prefix=self.options.data_file_prefix)
         self.num_buckets = self.options.bucket
+        self.has_primary_key = bool(schema.primary_keys)
+        if self.has_primary_key:
+            self._check_primary_key_support()
         self.bucket_keys = schema.bucket_keys() if self.num_buckets > 0 else []
         self.bucket_key_types = [schema.field(k).type for k in self.bucket_keys]
         self.partition_types = [f.type for f in schema.partition_fields]
@@ -72,13 +101,49 @@ class TableWrite:
             types=tuple(f.type for f in schema.fields),
             modes=tuple(self.options.stats_mode(n) for n in schema.field_names),
         )
+        key_names = tuple(schema.trimmed_primary_keys)
+        self.merge_spec = MergeSpec(
+            key_names=key_names,
+            sequence_fields=tuple(self.options.sequence_field),
+            sequence_descending=self.options.raw("sequence.field.sort-order") == "descending",
+        )
+        self.key_layout = KeyLayout(
+            names=key_names,
+            types=tuple(schema.field(k).type for k in key_names),
+            modes=tuple(self.options.stats_mode(k) for k in key_names),
+        )
+        self.kv_schema = kv_schema(self.arrow_schema, key_names, thin=self.options.data_file_thin_mode)
         self._restore_sequence = restore_sequence
-        self._writers: dict[_BucketKey, RollingFileWriter] = {}
-        self._closed = False
+        self._writers: dict[_BucketKey, _BucketWriter] = {}
 
-    def write(self, data: Any) -> None:
-        """Write Arrow / pandas / polars data; a schema mismatch raises before any file is written."""
-        table = conform(to_arrow(data), self.arrow_schema, table_name=self.table_name)
+    def _check_primary_key_support(self) -> None:
+        if self.num_buckets <= 0:
+            raise UnsupportedFeatureError(
+                f"Table {self.table_name}: dynamic bucket mode (bucket = {self.num_buckets}) is not writable yet; "
+                f"create primary-key tables with a fixed 'bucket' number"
+            )
+        engine = self.options.merge_engine
+        if engine is not MergeEngine.DEDUPLICATE:
+            raise UnsupportedFeatureError(
+                f"Table {self.table_name}: merge-engine '{engine}' is not writable yet (only 'deduplicate')"
+            )
+
+    # -- writing -----------------------------------------------------------------------------------------------
+    def write(self, data: Any, *, row_kind: RowKind | None = None) -> None:
+        """Write Arrow / pandas / polars data; a schema mismatch raises before any file is written.
+
+        On primary-key tables rows are upserts (+I) unless ``row_kind`` is given or the ``rowkind.field`` column
+        says otherwise.
+        """
+        partial = row_kind in (RowKind.DELETE, RowKind.UPDATE_BEFORE)
+        table = conform(to_arrow(data), self.arrow_schema, table_name=self.table_name,
+                        fill_missing=partial, required=self.schema.primary_keys if partial else None)
+        if self.has_primary_key:
+            table = self._with_row_kinds(table, row_kind)
+        elif row_kind not in (None, RowKind.INSERT):
+            raise SchemaError(f"Table {self.table_name} has no primary key: it only takes inserts")
+        if table.num_rows == 0:
+            return
         for group in split_by_partition_and_bucket(
             table,
             partition_keys=self.schema.partition_keys,
@@ -88,21 +153,40 @@ class TableWrite:
         ):
             self._writer(group.partition, group.bucket).write(group.rows)
 
+    def upsert(self, data: Any) -> None:
+        self.write(data, row_kind=RowKind.INSERT)
+
+    def delete(self, data: Any) -> None:
+        """Delete rows by primary key (other columns may be left out)."""
+        self.write(data, row_kind=RowKind.DELETE)
+
+    def _with_row_kinds(self, table: pa.Table, row_kind: RowKind | None) -> pa.Table:
+        field = self.options.rowkind_field
+        if row_kind is not None:
+            kinds = np.full(table.num_rows, int(row_kind), dtype=np.int8)
+        elif field is not None:
+            kinds = parse_row_kinds(table.column(field), field=field)
+        else:
+            kinds = np.zeros(table.num_rows, dtype=np.int8)
+        kind_array = pa.array(kinds, pa.int8())
+        table = table.append_column(pa.field(VALUE_KIND, pa.int8(), nullable=False), kind_array)
+        if self.options.ignore_delete:
+            retract = pc.or_(pc.equal(kind_array, 1), pc.equal(kind_array, 3))
+            table = table.filter(pc.invert(retract))
+        return table
+
+    # -- committing --------------------------------------------------------------------------------------------
     def prepare_commit(self) -> list[CommitMessage]:
-        """Close every open file and describe what was written; the writer can be used again after."""
+        """Flush everything and describe what was written; the writer can be used again after."""
         total = self.num_buckets if self.num_buckets > 0 else 0
         messages = []
         for key, writer in self._writers.items():
-            files = writer.close()
+            files = writer.prepare_commit()
             if files:
                 messages.append(
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
                                   new_files=tuple(files))
                 )
-        # Keep sequence numbers growing across prepare_commit calls of this writer.
-        for w in self._writers.values():
-            w.written.clear()
-            w.written_paths.clear()
         return messages
 
     def abort(self) -> None:
@@ -112,29 +196,41 @@ class TableWrite:
 
     def close(self) -> None:
         self._writers.clear()
-        self._closed = True
 
-    def _writer(self, partition_values: tuple[object, ...], bucket: int) -> RollingFileWriter:
+    def _writer(self, partition_values: tuple[object, ...], bucket: int) -> _BucketWriter:
         part_bytes = serialize_binary_row(list(partition_values), self.partition_types)
         key = _BucketKey(part_bytes, bucket)
-        w = self._writers.get(key)
-        if w is None:
-            part_dir = partition_path(
-                self.schema.partition_keys, partition_values,
-                default_name=self.options.partition_default_name,
+        existing = self._writers.get(key)
+        if existing is not None:
+            return existing
+        part_dir = partition_path(
+            self.schema.partition_keys, partition_values, default_name=self.options.partition_default_name
+        )
+        restored = self._restore_sequence(part_bytes, bucket) if self._restore_sequence else None
+        next_seq = 0 if restored is None else restored + 1
+        files = RollingFileWriter(
+            file_io=self.file_io,
+            paths=self.paths,
+            bucket_dir=self.paths.bucket_dir(part_dir, bucket),
+            file_format=self.file_format,
+            schema=self.kv_schema if self.has_primary_key else self.arrow_schema,
+            schema_id=self.schema.id,
+            stats_layout=self.stats_layout,
+            target_file_size=self.options.target_file_size(has_primary_key=self.has_primary_key),
+            compression=self.options.file_compression,
+            next_sequence_number=next_seq,
+            key_layout=self.key_layout if self.has_primary_key else None,
+        )
+        if self.has_primary_key:
+            w: _BucketWriter = MergeTreeWriter(
+                file_writer=files,
+                spec=self.merge_spec,
+                kv_schema=self.kv_schema,
+                value_names=tuple(self.arrow_schema.names),
+                next_sequence_number=next_seq,
+                buffer_size=self.options.write_buffer_size,
             )
-            restored = self._restore_sequence(part_bytes, bucket) if self._restore_sequence else None
-            w = RollingFileWriter(
-                file_io=self.file_io,
-                paths=self.paths,
-                bucket_dir=self.paths.bucket_dir(part_dir, bucket),
-                file_format=self.file_format,
-                schema=self.arrow_schema,
-                schema_id=self.schema.id,
-                stats_layout=self.stats_layout,
-                target_file_size=self.options.target_file_size(has_primary_key=False),
-                compression=self.options.file_compression,
-                next_sequence_number=0 if restored is None else restored + 1,
-            )
-            self._writers[key] = w
+        else:
+            w = _AppendWriter(files)
+        self._writers[key] = w
         return w

@@ -1,0 +1,183 @@
+"""Merging sorted runs by key and sequence number, vectorized and memory-bounded.
+
+Every run (a data file, or a chain of non-overlapping files) is sorted by key with unique keys. The streaming
+merge keeps one batch per run in memory: everything up to the smallest "last key" among the runs' current batches
+can be merged now (no run can still produce a smaller key), so that prefix is concatenated, sorted by (key,
+sequence) and reduced to the newest row per key in one pass of Arrow kernels.
+
+Paimon: mergetree.MergeSorter, compact.SortMergeReader, mergetree.compact.DeduplicateMergeFunction,
+mergetree.compact.IntervalPartition
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
+
+__all__ = ["MergeSpec", "merge_sorted", "dedupe", "merge_streams", "partition_runs", "drop_retracts"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSpec:
+    """How rows of one key are ordered: key columns, then ``sequence.field`` columns, then arrival order."""
+
+    key_names: tuple[str, ...]
+    sequence_fields: tuple[str, ...] = ()
+    sequence_descending: bool = False  # sequence.field.sort-order = descending: the smallest value wins
+
+    def sort_keys(self) -> list[tuple[str, str, str]]:
+        # A null sequence field counts as the oldest value, whatever the sort order.
+        # Rows sort oldest first (the last row of a key wins), so nulls go first in either order.
+        order = "descending" if self.sequence_descending else "ascending"
+        return (
+            [(k, "ascending", "at_start") for k in self.key_names]
+            + [(f, order, "at_start") for f in self.sequence_fields]
+            + [(SEQUENCE_NUMBER, "ascending", "at_start")]
+        )
+
+    @property
+    def columns(self) -> list[str]:
+        """Columns the merge itself needs besides what the caller reads."""
+        return [*self.key_names, *self.sequence_fields, SEQUENCE_NUMBER, VALUE_KIND]
+
+
+def _last_of_groups(table: pa.Table, key_names: Sequence[str]) -> pa.Array:
+    """Mask of the last row of each run of equal keys in a key-sorted table."""
+    n = table.num_rows
+    if n <= 1:
+        return pa.array(np.ones(n, dtype=bool))
+    changed: pa.Array | None = None
+    for name in key_names:
+        col = table.column(name)
+        diff = pc.not_equal(col.slice(0, n - 1), col.slice(1))
+        changed = diff if changed is None else pc.or_(changed, diff)
+    assert changed is not None
+    return pa.concat_arrays([pc.fill_null(changed, True).combine_chunks(), pa.array([True])])
+
+
+def dedupe(table: pa.Table, spec: MergeSpec) -> pa.Table:
+    """Sort by (key, sequence) and keep the newest row of each key (retractions included)."""
+    if table.num_rows == 0:
+        return table
+    order = pc.sort_indices(table, sort_keys=spec.sort_keys())
+    ordered = table.take(order)
+    return ordered.filter(_last_of_groups(ordered, spec.key_names))
+
+
+def drop_retracts(table: pa.Table) -> pa.Table:
+    """What a reader sees: -U / -D rows removed."""
+    if table.num_rows == 0:
+        return table
+    mask = is_retract(table.column(VALUE_KIND))
+    return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table
+
+
+def merge_sorted(tables: Sequence[pa.Table], spec: MergeSpec) -> pa.Table:
+    return dedupe(pa.concat_tables(tables, promote_options="none"), spec)
+
+
+def _key_at(table: pa.Table, names: Sequence[str], i: int) -> tuple[Any, ...]:
+    return tuple(table.column(n)[i].as_py() for n in names)
+
+
+def _prefix_len(table: pa.Table, names: Sequence[str], bound: tuple[Any, ...]) -> int:
+    """Number of leading rows with key <= bound (the table is sorted by key): a binary search."""
+    lo, hi = 0, table.num_rows
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _key_at(table, names, mid) <= bound:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def merge_streams(runs: Sequence[Iterator[pa.Table]], spec: MergeSpec) -> Iterator[pa.Table]:
+    """Merge key-sorted runs into key-sorted, deduplicated tables, holding one batch per run at a time."""
+    names = spec.key_names
+    iters = list(runs)
+    buffers: list[pa.Table | None] = [None] * len(iters)
+    done = [False] * len(iters)
+
+    def refill(i: int) -> None:
+        while not done[i] and (buffers[i] is None or buffers[i].num_rows == 0):  # type: ignore[union-attr]
+            nxt = next(iters[i], None)
+            if nxt is None:
+                done[i] = True
+            else:
+                buffers[i] = nxt
+
+    for i in range(len(iters)):
+        refill(i)
+    if len(iters) == 1:
+        # One run is already sorted and unique: no merge, just pass it through.
+        while buffers[0] is not None and buffers[0].num_rows:
+            yield buffers[0]
+            buffers[0] = None
+            refill(0)
+        return
+    while True:
+        live = [i for i, b in enumerate(buffers) if b is not None and b.num_rows]
+        if not live:
+            return
+        pending = [i for i in live if not done[i]]
+        if pending:
+            bound = min(_key_at(buffers[i], names, buffers[i].num_rows - 1) for i in pending)  # type: ignore[union-attr]
+        parts = []
+        for i in live:
+            b = buffers[i]
+            assert b is not None
+            cut = b.num_rows if not pending else _prefix_len(b, names, bound)
+            if cut:
+                parts.append(b.slice(0, cut))
+                buffers[i] = b.slice(cut)
+        for i in live:
+            refill(i)
+        if parts:
+            yield merge_sorted(parts, spec)
+
+
+def partition_runs(
+    items: Iterable[T], key_range: Callable[[T], tuple[tuple[Any, ...], tuple[Any, ...]]]
+) -> list[list[list[T]]]:
+    """Group files into sections of overlapping key ranges, and each section into sorted runs.
+
+    Sections never overlap each other, so each merges on its own; inside a section, files of one run do not
+    overlap and are read one after another (Paimon: IntervalPartition#partition).
+    """
+    ordered = sorted(items, key=lambda it: key_range(it))
+    sections: list[list[T]] = []
+    section_max: tuple[Any, ...] | None = None
+    for it in ordered:
+        lo, hi = key_range(it)
+        if sections and section_max is not None and lo <= section_max:
+            sections[-1].append(it)
+            section_max = max(section_max, hi)
+        else:
+            sections.append([it])
+            section_max = hi
+    result = []
+    for section in sections:
+        runs: list[list[T]] = []
+        heap: list[tuple[tuple[Any, ...], int]] = []  # (max key of the run's last file, run index)
+        for it in section:
+            lo, hi = key_range(it)
+            if heap and heap[0][0] < lo:
+                _, idx = heapq.heappop(heap)
+                runs[idx].append(it)
+            else:
+                idx = len(runs)
+                runs.append([it])
+            heapq.heappush(heap, (hi, idx))
+        result.append(runs)
+    return result

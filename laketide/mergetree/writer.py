@@ -1,0 +1,70 @@
+"""The write side of one LSM bucket: a write buffer that flushes sorted, deduplicated level-0 runs.
+
+Rows get the bucket's next sequence numbers in arrival order; a flush (buffer full, or prepare_commit) sorts the
+buffer by (key, sequence), keeps the newest row of each key - retractions included, so they still mask older
+files - and writes it as one level-0 sorted run (rolling at target-file-size).
+
+Paimon: mergetree.MergeTreeWriter, mergetree.SortBufferWriteBuffer
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from laketide.meta.manifest import DataFileMeta
+from laketide.mergetree.kv import VALUE_KIND, to_kv_table
+from laketide.mergetree.merge import MergeSpec, dedupe
+from laketide.write.file_writer import RollingFileWriter
+
+__all__ = ["MergeTreeWriter"]
+
+
+@dataclass(slots=True)
+class MergeTreeWriter:
+    file_writer: RollingFileWriter  # writes key-value files of this bucket
+    spec: MergeSpec
+    kv_schema: pa.Schema
+    value_names: tuple[str, ...]
+    next_sequence_number: int
+    buffer_size: int
+    _buffer: list[pa.Table] = field(default_factory=list)
+    _buffered_bytes: int = 0
+
+    def write(self, rows: pa.Table) -> None:
+        """``rows``: the table's columns plus ``_VALUE_KIND`` (row kinds as int8)."""
+        n = rows.num_rows
+        if n == 0:
+            return
+        kinds = rows.column(VALUE_KIND).to_numpy()
+        seq = np.arange(self.next_sequence_number, self.next_sequence_number + n, dtype=np.int64)
+        self.next_sequence_number += n
+        kv = to_kv_table(rows.select(list(self.value_names)), self.spec.key_names, seq, kinds, self.kv_schema)
+        self._buffer.append(kv)
+        self._buffered_bytes += kv.nbytes
+        if self._buffered_bytes >= self.buffer_size:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._buffer:
+            return
+        run = dedupe(pa.concat_tables(self._buffer), self.spec)
+        self._buffer.clear()
+        self._buffered_bytes = 0
+        self.file_writer.write(run)
+        self.file_writer.close()  # each flush is its own level-0 sorted run
+
+    def prepare_commit(self) -> list[DataFileMeta]:
+        """Flush and hand over every file written since the last call."""
+        self.flush()
+        files = self.file_writer.close()
+        self.file_writer.written.clear()
+        self.file_writer.written_paths.clear()
+        return files
+
+    def abort(self) -> None:
+        self._buffer.clear()
+        self._buffered_bytes = 0
+        self.file_writer.abort()
