@@ -155,7 +155,7 @@ class SplitRead:
         data = self._index_files.get(deletion.path)
         if data is None:
             data = self._index_files[deletion.path] = self.file_io.read_bytes(deletion.path)
-        dv = read_dv(data, deletion.offset, deletion.length)
+        dv = read_dv(data, deletion.offset, deletion.length, path=deletion.path)
         return pa.array(dv.is_deleted_mask(num_rows))
 
     def _evolve(
