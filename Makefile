@@ -4,6 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INTEROP_VENV := .venv-pypaimon
 PYPAIMON_PIN := pypaimon==2.1.0
+# pypaimon's optional Rust runtime (write.native.enabled / read.native.enabled), a benchmark peer.
+PYPAIMON_RUST_PIN := pypaimon-rust==0.4.0
 
 .PHONY: demo test bench setup interop-setup clean
 
@@ -16,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 # pypaimon pins pyarrow<20: it lives in its own environment and is driven through a subprocess.
 $(INTEROP_VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP_VENV)
-	$(INTEROP_VENV)/bin/python -m pip install --quiet $(PYPAIMON_PIN)
+	$(INTEROP_VENV)/bin/python -m pip install --quiet $(PYPAIMON_PIN) $(PYPAIMON_RUST_PIN)
 	touch $@
 
 setup: $(VENV)/.installed

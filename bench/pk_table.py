@@ -1,0 +1,236 @@
+"""Primary-key table, 4 buckets: write N rows, upsert N/4 (half new keys), then read the merged rows.
+
+Engines, all on the same rows: laketide; pypaimon pure Python and pypaimon with its Rust runtime (in their
+own environment, see bench/peers.py); and the pyarrow floor: ``pyarrow.parquet.write_table`` of the batch for
+the writes, and in-memory concat(base, upsert) + stable sort by key + keep the last row per key for the
+merge read. An extra "pyarrow.parquet read+dedupe" row adds reading the two floor files to that dedupe.
+
+Every repetition uses a fresh table: "pk write" is the base batch into an empty table, "pk upsert" the upsert
+batch into the populated one, "pk merge read" reads everything after it (two sorted runs per bucket).
+
+Issue targets: write and merge read >= 10x pypaimon (pure Python) and >= 1x pypaimon-rust; merge read within
+3x of the pyarrow dedupe floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+import laketide
+from bench.data import orders
+from bench.harness import Result, measure, peak_rss_mb, report
+from bench.peers import PK_WORKLOADS, PeerRun, pypaimon_pk
+
+KEY = "order_id"
+BUCKETS = 4
+TABLE_OPTIONS = {"bucket": str(BUCKETS)}
+WARMUP_ROWS = 1000
+FLOOR = "pyarrow"
+FLOOR_WITH_IO = "pyarrow.parquet read+dedupe"
+# Issue targets: how many times faster laketide must be than each engine (the engine's median / laketide's).
+TARGETS: dict[str, dict[str, float]] = {
+    "pypaimon": {"pk write": 10.0, "pk merge read": 10.0},
+    "pypaimon-rust": {"pk write": 1.0, "pk merge read": 1.0},
+    FLOOR: {"pk merge read": 1 / 3},
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Merged:
+    """What a merge read returned: its row count and the sum of a non-key column over those rows."""
+
+    rows: int
+    checksum: int
+
+    @staticmethod
+    def of(table: pa.Table) -> Merged:
+        # customer_id differs between the base and upsert versions of a key, so the sum tells which survived.
+        return Merged(rows=table.num_rows, checksum=int(pc.sum(table.column("customer_id")).as_py() or 0))
+
+
+def pk_data(rows: int) -> tuple[pa.Table, pa.Table]:
+    """The base batch (keys 0..rows) and the upsert batch of rows/4: half existing keys, half new ones."""
+    upsert_rows = rows // 4
+    base = orders(rows)
+    upsert = orders(upsert_rows, seed=43, key_offset=rows - upsert_rows // 2)
+    return base, upsert
+
+
+def dedupe_floor(base: pa.Table, upsert: pa.Table) -> pa.Table:
+    """Last write wins per key, vectorized: concat, stable sort by key, keep the last row of each key run."""
+    both = pa.concat_tables([base, upsert])
+    # A stable sort keeps upsert rows after base rows of the same key; numpy's (timsort on two sorted runs)
+    # is several times faster here than Arrow's, and the floor should be the fastest honest way.
+    key_values = both.column(KEY).to_numpy()
+    order = np.argsort(key_values, kind="stable")
+    keys = key_values[order]
+    last = np.ones(len(keys), dtype=bool)
+    last[:-1] = keys[1:] != keys[:-1]
+    return both.take(pa.array(order[last]))
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def laketide_pk(base: pa.Table, upsert: pa.Table, *, repeat: int, warehouse: Path) -> tuple[list[Result], Merged]:
+    """Time laketide's PK write, upsert and merge read, ``repeat`` times, each on a fresh table.
+
+    Lets laketide's exceptions through (e.g. UnsupportedFeatureError while PK writes are not implemented).
+    """
+    results = [Result(w, "laketide", n) for w, n in zip(PK_WORKLOADS, (base.num_rows, upsert.num_rows, 0),
+                                                         strict=True)]
+    write, upsert_result, read = results
+    catalog = laketide.load_catalog(warehouse=str(warehouse))
+    catalog.create_database("bench", exist_ok=True)
+    # Untimed warm-up on a tiny table, as for pypaimon: first-call imports and caches are not the workload.
+    warmup = catalog.create_table("bench.warmup", base.schema, primary_key=[KEY], options=TABLE_OPTIONS)
+    warmup.write(base.slice(0, WARMUP_ROWS))
+    warmup.write(upsert.slice(0, WARMUP_ROWS))
+    warmup.read()
+    merged: list[pa.Table] = []
+    for i in range(repeat):
+        table = catalog.create_table(f"bench.pk{i}", base.schema, primary_key=[KEY], options=TABLE_OPTIONS)
+        write.seconds.append(_timed(lambda: table.write(base)))
+        upsert_result.seconds.append(_timed(lambda: table.write(upsert)))
+        merged.clear()
+        read.seconds.append(_timed(lambda: merged.append(table.read())))
+    result = Merged.of(merged[0])
+    read.rows = result.rows
+    return results, result
+
+
+def _laketide_or_error(base: pa.Table, upsert: pa.Table, *, repeat: int, warehouse: Path,
+                       merged_rows: int) -> tuple[list[Result], Merged | None]:
+    try:
+        return laketide_pk(base, upsert, repeat=repeat, warehouse=warehouse)
+    except Exception as e:  # noqa: BLE001 - an engine that cannot run is reported, not fatal
+        error = f"{type(e).__name__}: {e}"[:300]
+        rows = (base.num_rows, upsert.num_rows, merged_rows)
+        return [Result(w, "laketide", n, error=error) for w, n in zip(PK_WORKLOADS, rows, strict=True)], None
+
+
+def _floor(base: pa.Table, upsert: pa.Table, *, repeat: int, work: Path) -> list[Result]:
+    merged_rows = dedupe_floor(base, upsert).num_rows
+    base_path, upsert_path = work / "base.parquet", work / "upsert.parquet"
+    results = [
+        measure("pk write", FLOOR, base.num_rows,
+                lambda: pq.write_table(base, base_path, compression="zstd"), repeat=repeat),
+        measure("pk upsert", FLOOR, upsert.num_rows,
+                lambda: pq.write_table(upsert, upsert_path, compression="zstd"), repeat=repeat),
+        measure("pk merge read", FLOOR, merged_rows, lambda: dedupe_floor(base, upsert), repeat=repeat),
+        measure("pk merge read", FLOOR_WITH_IO, merged_rows,
+                lambda: dedupe_floor(pq.read_table(base_path), pq.read_table(upsert_path)), repeat=repeat),
+    ]
+    return results
+
+
+def _check(results: list[Result], got: Merged | None, expected: Merged, *, engine: str) -> str | None:
+    """Mark the engine's merge read as failed when it returned other rows than the floor; say why."""
+    if got is None or got == expected:
+        return None
+    problem = f"wrong merge result: {got.rows} rows, checksum {got.checksum}; expected {expected}"
+    for r in results:
+        if r.engine == engine and r.workload == "pk merge read":
+            r.error = problem[:300]
+    return problem
+
+
+def _ratios(results: list[Result]) -> list[str]:
+    """laketide against each peer per workload, with the issue's target where it sets one."""
+    medians = {(r.workload, r.engine): r.median for r in results if r.seconds and r.error is None}
+    lines = []
+    for workload in PK_WORKLOADS:
+        ours = medians.get((workload, "laketide"))
+        for peer in ("pypaimon", "pypaimon-rust", FLOOR, FLOOR_WITH_IO):
+            theirs = medians.get((workload, peer))
+            if theirs is None:
+                continue
+            target = TARGETS.get(peer, {}).get(workload)
+            if ours is None:
+                lines.append(f"- {workload}: laketide vs {peer}: laketide did not run")
+                continue
+            verdict = "" if target is None else (
+                f" (target >= {target:.2f}x: {'met' if theirs / ours >= target else 'NOT met'})")
+            lines.append(f"- {workload}: laketide is {theirs / ours:.2f}x {peer}{verdict}")
+    return lines
+
+
+def run(rows: int, *, repeat: int, out_dir: Path, peers: bool = True) -> str:
+    """Run every engine on the same data; print-ready markdown, JSON under ``out_dir``."""
+    base, upsert = pk_data(rows)
+    expected = Merged.of(dedupe_floor(base, upsert))
+    work = Path(tempfile.mkdtemp(prefix="laketide-bench-pk-"))
+    notes: list[str] = []
+    peer_runs: dict[str, PeerRun] = {}
+    try:
+        results = _floor(base, upsert, repeat=repeat, work=work)
+        ours, merged = _laketide_or_error(base, upsert, repeat=repeat, warehouse=work / "wh",
+                                          merged_rows=expected.rows)
+        results += ours
+        if (problem := _check(results, merged, expected, engine="laketide")) is not None:
+            notes.append(f"laketide: {problem}")
+        if peers:
+            for runtime in ("python", "rust"):
+                peer = pypaimon_pk(base, upsert, runtime=runtime, primary_keys=[KEY], options=TABLE_OPTIONS,
+                                   repeat=repeat, merged_rows=expected.rows)
+                engine = peer.results[0].engine
+                peer_runs[engine] = peer
+                results += peer.results
+                got = None if peer.rows_read is None else Merged(rows=peer.rows_read, checksum=peer.checksum or 0)
+                if (problem := _check(results, got, expected, engine=engine)) is not None:
+                    notes.append(f"{engine}: {problem}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    name = f"pk_table_{rows}"
+    table = report(results, floor_engine=FLOOR, out_dir=out_dir, name=name)
+    _annotate_json(out_dir / f"{name}.json", expected=expected, ours=merged, peer_runs=peer_runs, notes=notes)
+    text = table + "\n\nlaketide against each engine (>1 = laketide faster):\n" + "\n".join(_ratios(results))
+    for engine, peer in peer_runs.items():
+        if peer.versions:
+            versions = ", ".join(f"{k} {v}" for k, v in peer.versions.items())
+            ran = "; ".join(f"{w}: {', '.join(p)}" for w, p in peer.paths.items())
+            text += f"\n\n{engine}: {versions}; ran {ran}"
+    if notes:
+        text += "\n\n" + "\n".join(f"- {note}" for note in notes)
+    return text + f"\n\npeak RSS: {peak_rss_mb():.0f} MB\n"
+
+
+def _annotate_json(path: Path, *, expected: Merged, ours: Merged | None, peer_runs: dict[str, PeerRun],
+                   notes: list[str]) -> None:
+    payload = json.loads(path.read_text())
+    payload["expected_merge"] = {"rows": expected.rows, "checksum": expected.checksum}
+    payload["laketide_merge"] = None if ours is None else {"rows": ours.rows, "checksum": ours.checksum}
+    payload["table_options"] = TABLE_OPTIONS
+    payload["peers"] = {engine: {"rows_read": p.rows_read, "checksum": p.checksum, "paths": dict(p.paths),
+                                 "versions": dict(p.versions)} for engine, p in peer_runs.items()}
+    payload["notes"] = notes
+    path.write_text(json.dumps(payload, indent=2))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=2_000_000, help="base rows; the upsert is rows/4")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    parser.add_argument("--no-peers", action="store_true", help="skip pypaimon (laketide and the floor only)")
+    args = parser.parse_args(argv)
+    print(run(args.rows, repeat=args.repeat, out_dir=args.out, peers=not args.no_peers))
+
+
+if __name__ == "__main__":
+    main()
