@@ -69,9 +69,37 @@ def dedupe(table: pa.Table, spec: MergeSpec) -> pa.Table:
     """Sort by (key, sequence) and keep the newest row of each key (retractions included)."""
     if table.num_rows == 0:
         return table
+    fast = _dedupe_indices_single_int_key(table, spec)
+    if fast is not None:
+        return table.take(fast)
     order = pc.sort_indices(table, sort_keys=spec.sort_keys())
-    ordered = table.take(order)
-    return ordered.filter(_last_of_groups(ordered, spec.key_names))
+    keys = table.select(list(spec.key_names)).take(order)
+    return table.take(order.filter(_last_of_groups(keys, spec.key_names)))
+
+
+def _dedupe_indices_single_int_key(table: pa.Table, spec: MergeSpec) -> np.ndarray | None:
+    """The common case (one integer key, arrival order only) with numpy's stable radix sort.
+
+    Rows of one key must end up oldest first; a stable sort keeps their input order, which is checked against
+    the sequence numbers (and the general Arrow sort is used if it does not hold).
+    """
+    if len(spec.key_names) != 1 or spec.sequence_fields:
+        return None
+    col = table.column(spec.key_names[0])
+    if not pa.types.is_integer(col.type) or col.null_count:
+        return None
+    key = col.to_numpy()
+    order = np.argsort(key, kind="stable")
+    k = key[order]
+    same = k[1:] == k[:-1]
+    if same.any():
+        seq = table.column(SEQUENCE_NUMBER).to_numpy()[order]
+        if (same & (seq[1:] < seq[:-1])).any():
+            return None
+    last = np.empty(len(k), dtype=bool)
+    last[:-1] = ~same
+    last[-1] = True
+    return order[last]
 
 
 def drop_retracts(table: pa.Table) -> pa.Table:
@@ -143,7 +171,9 @@ def merge_streams(runs: Sequence[Iterator[pa.Table]], spec: MergeSpec) -> Iterat
                 buffers[i] = b.slice(cut)
         for i in live:
             refill(i)
-        if parts:
+        if len(parts) == 1:
+            yield parts[0]  # one run's rows: already sorted and unique
+        elif parts:
             yield merge_sorted(parts, spec)
 
 

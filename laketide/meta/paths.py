@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal
+import itertools
 import math
 import uuid
 from collections.abc import Sequence
@@ -111,7 +112,7 @@ class TablePaths:
     table_path: str
     data_file_prefix: str = "data-"
     _uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
-    _counters: dict[str, int] = field(default_factory=dict)
+    _counters: dict[str, itertools.count[int]] = field(default_factory=dict)
 
     @property
     def snapshot_dir(self) -> str:
@@ -130,9 +131,11 @@ class TablePaths:
         return f"{self.table_path}/index"
 
     def _next(self, kind: str) -> int:
-        n = self._counters.get(kind, 0)
-        self._counters[kind] = n + 1
-        return n
+        # itertools.count hands out numbers atomically: writers of several buckets may flush in parallel.
+        counter = self._counters.get(kind)
+        if counter is None:
+            counter = self._counters.setdefault(kind, itertools.count())
+        return next(counter)
 
     def new_manifest_name(self) -> str:
         return f"manifest-{self._uuid}-{self._next('manifest')}"

@@ -6,7 +6,9 @@ scan.timestamp-millis, scan.tag-name)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -135,7 +137,16 @@ class TableScan:
             yield from self.reader.read(split)
 
     def to_arrow(self) -> pa.Table:
-        return pa.Table.from_batches(list(self.to_batches()), schema=self.output_schema)
+        """Read every split into one table; splits are read in parallel (decoding releases the GIL)."""
+        splits = self.plan()
+        workers = min(len(splits), os.cpu_count() or 1)
+        if workers <= 1:
+            batches = [b for split in splits for b in self.reader.read(split)]
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                parts = list(pool.map(lambda split: list(self.reader.read(split)), splits))
+            batches = [b for part in parts for b in part]
+        return pa.Table.from_batches(batches, schema=self.output_schema)
 
     def to_pandas(self):  # noqa: ANN201 - pandas is optional
         return self.to_arrow().to_pandas()

@@ -59,6 +59,11 @@ def split_by_partition_and_bucket(
     if radix == 1:  # single group: no shuffle needed
         yield Group(tuple(d[0].as_py() for d in dictionaries), int(buckets[0]), table)
         return
+    # numpy's stable sort is a radix sort for integers of 16 bits or less: use the narrowest type that fits.
+    if radix <= 1 << 8:
+        code = code.astype(np.uint8)
+    elif radix <= 1 << 16:
+        code = code.astype(np.uint16)
     order = np.argsort(code, kind="stable")
     sorted_code = code[order]
     boundaries = np.flatnonzero(np.diff(sorted_code)) + 1

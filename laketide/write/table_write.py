@@ -9,7 +9,9 @@ Paimon: table.sink.TableWriteImpl, operation.AppendFileStoreWrite, operation.Key
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -180,8 +182,15 @@ class TableWrite:
         """Flush everything and describe what was written; the writer can be used again after."""
         total = self.num_buckets if self.num_buckets > 0 else 0
         messages = []
-        for key, writer in self._writers.items():
-            files = writer.prepare_commit()
+        items = list(self._writers.items())
+        # Buckets flush independently: sorting and encoding release the GIL, so use every core.
+        workers = min(len(items), os.cpu_count() or 1)
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                flushed = list(pool.map(lambda kw: kw[1].prepare_commit(), items))
+        else:
+            flushed = [w.prepare_commit() for _, w in items]
+        for (key, _), files in zip(items, flushed):
             if files:
                 messages.append(
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
