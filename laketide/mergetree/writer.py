@@ -1,5 +1,7 @@
 """The write side of one LSM bucket: a write buffer that flushes sorted, deduplicated level-0 runs.
 
+The owner (TableWrite) decides when to flush: ``write-buffer-size`` bounds the buffers of all its buckets together.
+
 Rows get the bucket's next sequence numbers in arrival order; a flush (buffer full, or prepare_commit) sorts the
 buffer by (key, sequence), keeps the newest row of each key - retractions included, so they still mask older
 files - and writes it as one level-0 sorted run (rolling at target-file-size).
@@ -29,7 +31,6 @@ class MergeTreeWriter:
     kv_schema: pa.Schema
     value_names: tuple[str, ...]
     next_sequence_number: int
-    buffer_size: int
     _buffer: list[pa.Table] = field(default_factory=list)
     _buffered_bytes: int = 0
 
@@ -44,8 +45,10 @@ class MergeTreeWriter:
         kv = to_kv_table(rows.select(list(self.value_names)), self.spec.key_names, seq, kinds, self.kv_schema)
         self._buffer.append(kv)
         self._buffered_bytes += kv.nbytes
-        if self._buffered_bytes >= self.buffer_size:
-            self.flush()
+
+    @property
+    def buffered_bytes(self) -> int:
+        return self._buffered_bytes
 
     def flush(self) -> None:
         if not self._buffer:

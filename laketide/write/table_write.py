@@ -154,6 +154,19 @@ class TableWrite:
             num_buckets=self.num_buckets,
         ):
             self._writer(group.partition, group.bucket).write(group.rows)
+        if self.has_primary_key:
+            self._bound_write_buffers()
+
+    def _bound_write_buffers(self) -> None:
+        """Keep all buckets' buffers within write-buffer-size: flush the biggest as level-0 runs."""
+        buffers = [w for w in self._writers.values() if isinstance(w, MergeTreeWriter)]
+        budget = self.options.write_buffer_size
+        total = sum(w.buffered_bytes for w in buffers)
+        for w in sorted(buffers, key=lambda w: w.buffered_bytes, reverse=True):
+            if total < budget:
+                break
+            total -= w.buffered_bytes
+            w.flush()
 
     def upsert(self, data: Any) -> None:
         self.write(data, row_kind=RowKind.INSERT)
@@ -237,7 +250,6 @@ class TableWrite:
                 kv_schema=self.kv_schema,
                 value_names=tuple(self.arrow_schema.names),
                 next_sequence_number=next_seq,
-                buffer_size=self.options.write_buffer_size,
             )
         else:
             w = _AppendWriter(files)

@@ -157,3 +157,19 @@ def test_bad_input(catalog) -> None:  # noqa: ANN001
         w.delete(pa.table({"name": ["x"]}))  # a delete needs the primary key
     w.write(rows([(1, "a", "x", 1, None)]), row_kind=RowKind.UPDATE_AFTER)
     assert t.latest_snapshot() is None  # nothing is committed before commit()
+
+
+def test_write_buffer_overflow_flushes_level0_runs(catalog) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.t", SCHEMA, primary_key=["k", "part"],
+                             options={"bucket": "2", "write-buffer-size": "2 kb"})
+    w = t.new_write()
+    expected = {}
+    for round_ in range(6):
+        items = [(k, "a", f"r{round_}", round_, None) for k in range(40)]
+        w.write(rows(items))
+        expected.update({(k, "a"): (f"r{round_}", round_, None) for k in range(40)})
+    messages = w.prepare_commit()
+    files = [f for m in messages for f in m.new_files]
+    assert len(files) > 2 and all(f.level == 0 for f in files)  # several sorted runs in one commit
+    t.commit(messages)
+    assert as_dict(t.read()) == expected
