@@ -12,6 +12,7 @@ mergetree.compact.IntervalPartition
 from __future__ import annotations
 
 import heapq
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -22,7 +23,17 @@ import pyarrow.compute as pc
 
 from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 
-__all__ = ["MergeSpec", "merge_sorted", "dedupe", "merge_streams", "partition_runs", "drop_retracts"]
+__all__ = [
+    "MergeSpec",
+    "MergeFunction",
+    "DeduplicateMergeFunction",
+    "dedupe",
+    "merge_streams",
+    "partition_runs",
+    "drop_retracts",
+    "sort_for_merge",
+    "last_of_groups",
+]
 
 T = TypeVar("T")
 
@@ -51,7 +62,7 @@ class MergeSpec:
         return [*self.key_names, *self.sequence_fields, SEQUENCE_NUMBER, VALUE_KIND]
 
 
-def _last_of_groups(table: pa.Table, key_names: Sequence[str]) -> pa.Array:
+def last_of_groups(table: pa.Table, key_names: Sequence[str]) -> pa.Array:
     """Mask of the last row of each run of equal keys in a key-sorted table."""
     n = table.num_rows
     if n <= 1:
@@ -74,7 +85,7 @@ def dedupe(table: pa.Table, spec: MergeSpec) -> pa.Table:
         return table.take(fast)
     order = pc.sort_indices(table, sort_keys=spec.sort_keys())
     keys = table.select(list(spec.key_names)).take(order)
-    return table.take(order.filter(_last_of_groups(keys, spec.key_names)))
+    return table.take(order.filter(last_of_groups(keys, spec.key_names)))
 
 
 def _dedupe_indices_single_int_key(table: pa.Table, spec: MergeSpec) -> np.ndarray | None:
@@ -110,8 +121,40 @@ def drop_retracts(table: pa.Table) -> pa.Table:
     return table.filter(pc.invert(mask)) if pc.any(mask).as_py() else table
 
 
-def merge_sorted(tables: Sequence[pa.Table], spec: MergeSpec) -> pa.Table:
-    return dedupe(pa.concat_tables(tables, promote_options="none"), spec)
+def sort_for_merge(table: pa.Table, spec: MergeSpec) -> pa.Table:
+    """``table`` ordered by key, then oldest to newest version (what engines reduce group by group)."""
+    return table.take(pc.sort_indices(table, sort_keys=spec.sort_keys()))
+
+
+class MergeFunction(ABC):
+    """A merge engine: reduces all versions of each key to one row (Paimon: mergetree.compact.MergeFunction).
+
+    ``merge`` gets rows in any order, several per key, with ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND``; it returns
+    one row per key, sorted by key, whose ``_VALUE_KIND`` says whether the key still exists (+I / +U) or is gone
+    (-D), and whose ``_SEQUENCE_NUMBER`` is the newest of its inputs. Kernels must be vectorized.
+    """
+
+    #: A key that appears once stays as it is (lets a merge skip runs that overlap nothing).
+    single_row_is_result: bool = False
+
+    def __init__(self, spec: MergeSpec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    def merge(self, rows: pa.Table) -> pa.Table: ...
+
+    def input_columns(self, all_columns: set[str]) -> set[str]:
+        """Value columns a read must fetch so the merge is right, besides what the query asks for."""
+        return set()
+
+
+class DeduplicateMergeFunction(MergeFunction):
+    """merge-engine = deduplicate: the newest version wins, a retraction as newest removes the key."""
+
+    single_row_is_result = True
+
+    def merge(self, rows: pa.Table) -> pa.Table:
+        return dedupe(rows, self.spec)
 
 
 def _key_at(table: pa.Table, names: Sequence[str], i: int) -> tuple[Any, ...]:
@@ -130,9 +173,9 @@ def _prefix_len(table: pa.Table, names: Sequence[str], bound: tuple[Any, ...]) -
     return lo
 
 
-def merge_streams(runs: Sequence[Iterator[pa.Table]], spec: MergeSpec) -> Iterator[pa.Table]:
-    """Merge key-sorted runs into key-sorted, deduplicated tables, holding one batch per run at a time."""
-    names = spec.key_names
+def merge_streams(runs: Sequence[Iterator[pa.Table]], merge: MergeFunction) -> Iterator[pa.Table]:
+    """Merge key-sorted runs into key-sorted tables with one row per key, holding one batch per run at a time."""
+    names = merge.spec.key_names
     iters = list(runs)
     buffers: list[pa.Table | None] = [None] * len(iters)
     done = [False] * len(iters)
@@ -147,7 +190,7 @@ def merge_streams(runs: Sequence[Iterator[pa.Table]], spec: MergeSpec) -> Iterat
 
     for i in range(len(iters)):
         refill(i)
-    if len(iters) == 1:
+    if len(iters) == 1 and merge.single_row_is_result:
         # One run is already sorted and unique: no merge, just pass it through.
         while buffers[0] is not None and buffers[0].num_rows:
             yield buffers[0]
@@ -171,10 +214,10 @@ def merge_streams(runs: Sequence[Iterator[pa.Table]], spec: MergeSpec) -> Iterat
                 buffers[i] = b.slice(cut)
         for i in live:
             refill(i)
-        if len(parts) == 1:
+        if len(parts) == 1 and merge.single_row_is_result:
             yield parts[0]  # one run's rows: already sorted and unique
         elif parts:
-            yield merge_sorted(parts, spec)
+            yield merge.merge(pa.concat_tables(parts))
 
 
 def partition_runs(

@@ -3,8 +3,8 @@
 The owner (TableWrite) decides when to flush: ``write-buffer-size`` bounds the buffers of all its buckets together.
 
 Rows get the bucket's next sequence numbers in arrival order; a flush (buffer full, or prepare_commit) sorts the
-buffer by (key, sequence), keeps the newest row of each key - retractions included, so they still mask older
-files - and writes it as one level-0 sorted run (rolling at target-file-size).
+buffer and reduces each key with the table's merge function - a retraction that wins is kept, so it still masks
+older files - and writes the result as one level-0 sorted run (rolling at target-file-size).
 
 Paimon: mergetree.MergeTreeWriter, mergetree.SortBufferWriteBuffer
 """
@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.kv import VALUE_KIND, to_kv_table
-from laketide.mergetree.merge import MergeSpec, dedupe
+from laketide.mergetree.merge import MergeFunction
 from laketide.write.file_writer import RollingFileWriter
 
 __all__ = ["MergeTreeWriter"]
@@ -27,7 +27,7 @@ __all__ = ["MergeTreeWriter"]
 @dataclass(slots=True)
 class MergeTreeWriter:
     file_writer: RollingFileWriter  # writes key-value files of this bucket
-    spec: MergeSpec
+    merge: MergeFunction
     kv_schema: pa.Schema
     value_names: tuple[str, ...]
     next_sequence_number: int
@@ -42,7 +42,7 @@ class MergeTreeWriter:
         kinds = rows.column(VALUE_KIND).to_numpy()
         seq = np.arange(self.next_sequence_number, self.next_sequence_number + n, dtype=np.int64)
         self.next_sequence_number += n
-        kv = to_kv_table(rows.select(list(self.value_names)), self.spec.key_names, seq, kinds, self.kv_schema)
+        kv = to_kv_table(rows.select(list(self.value_names)), self.merge.spec.key_names, seq, kinds, self.kv_schema)
         self._buffer.append(kv)
         self._buffered_bytes += kv.nbytes
 
@@ -53,7 +53,7 @@ class MergeTreeWriter:
     def flush(self) -> None:
         if not self._buffer:
             return
-        run = dedupe(pa.concat_tables(self._buffer), self.spec)
+        run = self.merge.merge(pa.concat_tables(self._buffer))
         self._buffer.clear()
         self._buffered_bytes = 0
         self.file_writer.write(run)

@@ -22,7 +22,8 @@ from laketide.fs import FileIO
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
-from laketide.mergetree.merge import MergeSpec, drop_retracts, merge_streams, partition_runs
+from laketide.mergetree.engines import merge_function_for
+from laketide.mergetree.merge import MergeFunction, drop_retracts, merge_streams, partition_runs
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
@@ -52,21 +53,15 @@ class SplitRead:
         unknown = [c for c in self.output_names if c not in full.names]
         if unknown:
             raise SchemaError(f"Unknown columns {unknown}; columns are {full.names}")
-        self.merge: MergeSpec | None = None
+        self.merge: MergeFunction | None = None
         needed = set(self.output_names) | (referenced_fields(predicate) if predicate is not None else set())
         self.key_types = []
         if read_schema.primary_keys:
-            from laketide.options import CoreOptions
-
-            options = CoreOptions(read_schema.options)
-            keys = tuple(read_schema.trimmed_primary_keys)
-            self.merge = MergeSpec(
-                key_names=keys,
-                sequence_fields=tuple(options.sequence_field),
-                sequence_descending=options.raw("sequence.field.sort-order") == "descending",
-            )
+            self.merge = merge_function_for(read_schema)
+            keys = self.merge.spec.key_names
             self.key_types = [read_schema.field(k).type for k in keys]
-            needed |= set(keys) | set(self.merge.sequence_fields)
+            # Merge engines may combine any column (partial-update, aggregation): read them all.
+            needed |= set(keys) | set(self.merge.spec.sequence_fields) | self.merge.input_columns(set(full.names))
         # Read in table column order so batches have a stable layout, then project to the requested order.
         self.read_names = [n for n in full.names if n in needed]
         self.read_arrow_schema = pa.schema([full.field(n) for n in self.read_names])
@@ -89,10 +84,9 @@ class SplitRead:
                 for batch in self._file_batches(meta, paths[meta.file_name], system=True, deletion=dv):
                     yield from self._finish(drop_retracts(pa.Table.from_batches([batch])))
             return
-        spec = self.merge
         for section in partition_runs(split.files, self._key_range):
             runs = [self._run_batches(run, paths) for run in section]
-            for merged in merge_streams(runs, spec):
+            for merged in merge_streams(runs, self.merge):
                 yield from self._finish(drop_retracts(merged))
 
     def _run_batches(self, run: list[DataFileMeta], paths: dict[str, str]) -> Iterator[pa.Table]:

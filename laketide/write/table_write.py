@@ -27,9 +27,9 @@ from laketide.meta.commit_message import CommitMessage
 from laketide.meta.manifest import DataFileMeta
 from laketide.meta.paths import TablePaths, partition_path
 from laketide.mergetree.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
-from laketide.mergetree.merge import MergeSpec
+from laketide.mergetree.engines import check_writable, merge_function_for
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.options import CoreOptions, MergeEngine
+from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 from laketide.write.bucketing import split_by_partition_and_bucket
@@ -104,11 +104,6 @@ class TableWrite:
             modes=tuple(self.options.stats_mode(n) for n in schema.field_names),
         )
         key_names = tuple(schema.trimmed_primary_keys)
-        self.merge_spec = MergeSpec(
-            key_names=key_names,
-            sequence_fields=tuple(self.options.sequence_field),
-            sequence_descending=self.options.raw("sequence.field.sort-order") == "descending",
-        )
         self.key_layout = KeyLayout(
             names=key_names,
             types=tuple(schema.field(k).type for k in key_names),
@@ -124,11 +119,7 @@ class TableWrite:
                 f"Table {self.table_name}: dynamic bucket mode (bucket = {self.num_buckets}) is not writable yet; "
                 f"create primary-key tables with a fixed 'bucket' number"
             )
-        engine = self.options.merge_engine
-        if engine is not MergeEngine.DEDUPLICATE:
-            raise UnsupportedFeatureError(
-                f"Table {self.table_name}: merge-engine '{engine}' is not writable yet (only 'deduplicate')"
-            )
+        check_writable(self.schema, table_name=self.table_name)
 
     # -- writing -----------------------------------------------------------------------------------------------
     def write(self, data: Any, *, row_kind: RowKind | None = None) -> None:
@@ -246,7 +237,7 @@ class TableWrite:
         if self.has_primary_key:
             w: _BucketWriter = MergeTreeWriter(
                 file_writer=files,
-                spec=self.merge_spec,
+                merge=merge_function_for(self.schema),
                 kv_schema=self.kv_schema,
                 value_names=tuple(self.arrow_schema.names),
                 next_sequence_number=next_seq,

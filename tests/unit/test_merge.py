@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
-from laketide.mergetree.merge import MergeSpec, merge_streams, partition_runs
+from laketide.mergetree.merge import DeduplicateMergeFunction, MergeSpec, merge_streams, partition_runs
 
 SPEC = MergeSpec(key_names=("a", "b"))
 
@@ -41,7 +41,7 @@ def test_merge_streams_keeps_the_newest_row_per_key(runs, batch: int) -> None:  
                 oracle[key] = v
         numbered.append(entries)
     streams = [iter(_run(e, batch)) for e in numbered]
-    out = [t for t in merge_streams(streams, SPEC)]
+    out = [t for t in merge_streams(streams, DeduplicateMergeFunction(SPEC))]
     merged = pa.concat_tables(out) if out else pa.table({})
     got = {(r["a"], r["b"]): (r[SEQUENCE_NUMBER], r[VALUE_KIND]) for r in merged.to_pylist()}
     assert got == oracle
