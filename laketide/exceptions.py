@@ -85,3 +85,11 @@ class NotFoundError(FileIOError, FileNotFoundError):
 
 class FileAlreadyExistsError(FileIOError, FileExistsError):
     """A write without overwrite found the target path already taken; the message names the path."""
+
+
+class MergeEngineError(LaketideError, ValueError):
+    """A merge engine cannot combine the versions of a key (overflow, a retraction it cannot take, bad bytes)."""
+
+
+class RowKindError(MergeEngineError):
+    """Rows of a kind (-U / -D) the table's merge engine does not accept; raised before anything is written."""

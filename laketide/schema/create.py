@@ -64,7 +64,20 @@ def new_table_schema(
         comment=comment,
     )
     _validate_bucket(ts, core, table_name)
+    _validate_merge_engine(ts, table_name)
     return ts
+
+
+def _validate_merge_engine(schema: TableSchema, table_name: str) -> None:
+    """Sequence groups, aggregate functions and their column types, first-row rules (Java's SchemaValidation)."""
+    # The rules live with the merge engines (one parser for creation and merging); imported here, lazily, because
+    # schema/ sits below mergetree/ in the layers.
+    from laketide.mergetree.engines import check_engine_options
+
+    try:
+        check_engine_options(schema)
+    except InvalidOptionError as e:
+        raise InvalidOptionError(f"Table {table_name}: {e}") from e
 
 
 def _renumber(fields: list[DataField]) -> list[DataField]:
