@@ -41,8 +41,10 @@ class TableScan:
         snapshot_id: int | None = None,
         tag: str | None = None,
         timestamp_ms: int | None = None,
+        read_optimized: bool = False,
     ) -> None:
         self.table = table
+        self.read_optimized = read_optimized
         self.snapshot = self._pick_snapshot(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
         time_travel = snapshot_id is not None or tag is not None or timestamp_ms is not None
         # A plain read shows the latest schema; a time-travel read shows the schema of that snapshot.
@@ -93,7 +95,12 @@ class TableScan:
         entries = scan.plan(self.snapshot, predicate=self.predicate)
         options = CoreOptions(self.schema.options)
         deletion_files = None
-        if self.schema.primary_keys and (
+        if self.read_optimized and self.schema.primary_keys:
+            # Only the top level: one sorted run per bucket, read file by file without a merge.
+            top = options.num_levels - 1
+            entries = [e for e in entries if e.file.level == top]
+            deletion_files = self._deletion_files(scan) if options.deletion_vectors_enabled else {}
+        elif self.schema.primary_keys and (
             options.deletion_vectors_enabled or options.merge_engine is MergeEngine.FIRST_ROW
         ):
             # Level-0 files become visible once compaction has folded them in (and written their DVs).

@@ -91,7 +91,12 @@ def _options(t: Table) -> pa.Table:
     return pa.table({"key": [k for k, _ in items], "value": [v for _, v in items]})
 
 
+def _read_optimized(t: Table) -> pa.Table:
+    return t.read(read_optimized=True)
+
+
 _SYSTEM_TABLES: dict[str, Callable[[Table], pa.Table]] = {
+    "ro": _read_optimized,
     "snapshots": _snapshots,
     "schemas": _schemas,
     "options": _options,

@@ -95,10 +95,15 @@ class Table:
         snapshot_id: int | None = None,
         tag: str | None = None,
         timestamp_ms: int | None = None,
+        read_optimized: bool = False,
     ) -> TableScan:
-        """Plan a read; ``.plan()`` gives splits, ``.to_batches()`` streams, ``.to_arrow()`` collects."""
+        """Plan a read; ``.plan()`` gives splits, ``.to_batches()`` streams, ``.to_arrow()`` collects.
+
+        ``read_optimized`` reads only what full compaction produced (the top level of primary-key tables, no
+        merge): fast, possibly stale (Paimon's ``$ro`` system table).
+        """
         return TableScan(self, columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
-                         timestamp_ms=timestamp_ms)
+                         timestamp_ms=timestamp_ms, read_optimized=read_optimized)
 
     def read(
         self,
@@ -108,9 +113,10 @@ class Table:
         snapshot_id: int | None = None,
         tag: str | None = None,
         timestamp_ms: int | None = None,
+        read_optimized: bool = False,
     ) -> pa.Table:
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
-                         timestamp_ms=timestamp_ms).to_arrow()
+                         timestamp_ms=timestamp_ms, read_optimized=read_optimized).to_arrow()
 
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
@@ -120,11 +126,38 @@ class Table:
 
     # -- write -------------------------------------------------------------------------------------------------
     def new_write(self) -> TableWrite:
-        """A writer for two-phase commits: ``w.write(...)``, then ``t.commit(w.prepare_commit())``."""
+        """A writer for two-phase commits: ``w.write(...)``, then ``t.commit(w.prepare_commit())``.
+
+        Primary-key writers compact their buckets unless ``write-only`` is set.
+        """
+        from laketide.table.compact import BucketFiles, compacting_writer_factory
+
+        compacts = bool(self._schema.primary_keys) and not self.options.write_only
+        restore = BucketFiles(self) if compacts else None
         return TableWrite(
             file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,
-            restore_sequence=self._sequence_restorer(),
+            restore_sequence=restore.max_sequence if restore is not None else self._sequence_restorer(),
+            wrap_writer=compacting_writer_factory(self, restore) if restore is not None else None,
         )
+
+    def compact(
+        self,
+        *,
+        full: bool = False,
+        partitions: Sequence[Mapping[str, object]] | None = None,
+        where: str | Predicate | None = None,
+        commit_user: str | None = None,
+    ) -> int | None:
+        """Compact the table, some ``partitions`` or those matching a partition predicate ``where``.
+
+        ``full`` merges every bucket into one sorted run at the top level (append tables: rewrites all small
+        files); otherwise the compaction strategy picks. Commits a COMPACT snapshot and returns its id (None when
+        there was nothing to compact). Fails with CommitConflictError, changing nothing, when a concurrent
+        compaction replaced the same files first.
+        """
+        from laketide.table.compact import compact_table
+
+        return compact_table(self, full=full, partitions=partitions, where=where, commit_user=commit_user)
 
     def commit(
         self,
@@ -165,7 +198,8 @@ class Table:
         messages: list[CommitMessage] = []
         try:
             w.write(data)
-            messages = w.prepare_commit()
+            # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as in Java).
+            messages = w.prepare_commit(full_compaction=self.options.full_compaction_delta_commits is not None)
             return self.commit(messages, overwrite=mode == "overwrite", partition=partition)
         except BaseException:
             w.abort()

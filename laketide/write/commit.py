@@ -78,13 +78,50 @@ class FileStoreCommit:
                           total_buckets=m.total_buckets, file=f)
             for m in messages for f in m.deleted_files
         ]
-        if not overwrite and not added and not removed:
+        compact = [
+            ManifestEntry(kind=FileKind.DELETE, partition=m.partition, bucket=m.bucket,
+                          total_buckets=m.total_buckets, file=f)
+            for m in messages for f in m.compact_before
+        ] + [
+            ManifestEntry(kind=FileKind.ADD, partition=m.partition, bucket=m.bucket,
+                          total_buckets=m.total_buckets, file=f)
+            for m in messages for f in m.compact_after
+        ]
+        if not overwrite and not added and not removed and not compact:
             return None
+        if check_committed:
+            latest = self.snapshot_manager.latest_snapshot()
+            done = self._already_committed(latest, commit_identifier) if latest is not None else None
+            if done is not None:
+                return done
+        sid = None
+        if overwrite or added or removed:
+            sid = self._commit_changes(added, removed, commit_identifier=commit_identifier,
+                                       overwrite_filter=overwrite_filter, overwrite=overwrite,
+                                       properties=properties)
+            if sid is None:
+                return None
+        if compact:
+            # One commit of a compacting writer yields two snapshots (seed 001 3.3.6): APPEND, then COMPACT.
+            sid = self._commit_compact(compact, commit_identifier=commit_identifier, properties=properties,
+                                       since=sid)
+        return sid
+
+    def _commit_changes(
+        self,
+        added: list[ManifestEntry],
+        removed: list[ManifestEntry],
+        *,
+        commit_identifier: int,
+        overwrite_filter: Predicate | None,
+        overwrite: bool,
+        properties: dict[str, str] | None,
+    ) -> int | None:
         retries = self.options.commit_max_retries
         attempt = 0
         while True:
             latest = self.snapshot_manager.latest_snapshot()
-            if (check_committed or attempt > 0) and latest is not None:
+            if attempt > 0 and latest is not None:
                 done = self._already_committed(latest, commit_identifier)
                 if done is not None:
                     return done
@@ -107,6 +144,50 @@ class FileStoreCommit:
                     f"publishing snapshots first"
                 )
             self._backoff(attempt)
+
+    def _commit_compact(
+        self, delta: list[ManifestEntry], *, commit_identifier: int, properties: dict[str, str] | None,
+        since: int | None,
+    ) -> int:
+        """Publish a COMPACT snapshot; fails with CommitConflictError when a replaced file is gone already."""
+        removed = [e for e in delta if e.kind is FileKind.DELETE]
+        retries = self.options.commit_max_retries
+        attempt = 0
+        while True:
+            latest = self.snapshot_manager.latest_snapshot()
+            if attempt > 0 and latest is not None:
+                done = self._compact_committed(latest, commit_identifier, since=since)
+                if done is not None:
+                    return done
+            if removed:
+                if latest is None:
+                    raise CommitConflictError(
+                        f"Compaction of table {self.table_name} replaces files, but the table has no snapshot"
+                    )
+                self._check_still_live(latest, removed)
+            sid = self._try_commit(latest, delta, kind=CommitKind.COMPACT, identifier=commit_identifier,
+                                   properties=properties)
+            if sid is not None:
+                return sid
+            attempt += 1
+            if attempt > retries:
+                raise CommitError(
+                    f"Compaction commit to table {self.table_name} failed after {retries} retries: other writers "
+                    f"kept publishing snapshots first"
+                )
+            self._backoff(attempt)
+
+    def _compact_committed(self, latest: Snapshot, identifier: int, *, since: int | None) -> int | None:
+        """Our COMPACT snapshot of ``identifier``, if a previous attempt published it after all."""
+        floor = max(since or 0, (self.snapshot_manager.earliest_snapshot_id() or 1) - 1)
+        sid = latest.id
+        while sid > floor:
+            s = latest if sid == latest.id else self.snapshot_manager.snapshot(sid)
+            if (s.commit_user == self.commit_user and s.commit_identifier == identifier
+                    and s.commit_kind is CommitKind.COMPACT):
+                return s.id
+            sid -= 1
+        return None
 
     def _try_commit(
         self,

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pyarrow as pa
@@ -40,12 +40,31 @@ __all__ = ["TableWrite"]
 
 # (partition bytes, bucket) -> the bucket's highest sequence number so far, or None for a new bucket.
 SequenceRestorer = Callable[[bytes, int], "int | None"]
+# (partition bytes, bucket, the bucket's LSM writer) -> the writer to use instead (e.g. one that compacts).
+WriterWrapper = Callable[[bytes, int, MergeTreeWriter], "_BucketWriter"]
 
 
 class _BucketWriter(Protocol):
     def write(self, rows: pa.Table) -> None: ...
     def prepare_commit(self) -> list[DataFileMeta]: ...
     def abort(self) -> None: ...
+
+
+@runtime_checkable
+class _Buffered(Protocol):
+    """A bucket writer with a write buffer (flushed by TableWrite to bound memory)."""
+
+    @property
+    def buffered_bytes(self) -> int: ...
+    def flush(self) -> None: ...
+
+
+@runtime_checkable
+class _Compacting(Protocol):
+    """A bucket writer that compacts: prepare_commit may compact fully; the compaction is drained after."""
+
+    def prepare_commit(self, *, full_compaction: bool = False) -> list[DataFileMeta]: ...
+    def drain_compaction(self) -> tuple[tuple[DataFileMeta, ...], tuple[DataFileMeta, ...]]: ...
 
 
 @dataclass(slots=True)
@@ -82,6 +101,7 @@ class TableWrite:
         table_name: str,
         schema: TableSchema,
         restore_sequence: SequenceRestorer | None = None,
+        wrap_writer: WriterWrapper | None = None,
     ) -> None:
         self.file_io = file_io
         self.table_path = table_path
@@ -111,6 +131,7 @@ class TableWrite:
         )
         self.kv_schema = kv_schema(self.arrow_schema, key_names, thin=self.options.data_file_thin_mode)
         self._restore_sequence = restore_sequence
+        self._wrap_writer = wrap_writer
         self._writers: dict[_BucketKey, _BucketWriter] = {}
 
     def _check_primary_key_support(self) -> None:
@@ -150,7 +171,7 @@ class TableWrite:
 
     def _bound_write_buffers(self) -> None:
         """Keep all buckets' buffers within write-buffer-size: flush the biggest as level-0 runs."""
-        buffers = [w for w in self._writers.values() if isinstance(w, MergeTreeWriter)]
+        buffers = [w for w in self._writers.values() if isinstance(w, _Buffered)]
         budget = self.options.write_buffer_size
         total = sum(w.buffered_bytes for w in buffers)
         for w in sorted(buffers, key=lambda w: w.buffered_bytes, reverse=True):
@@ -179,26 +200,39 @@ class TableWrite:
         if self.options.ignore_delete:
             retract = pc.or_(pc.equal(kind_array, 1), pc.equal(kind_array, 3))
             table = table.filter(pc.invert(retract))
-        return table
+        from laketide.mergetree.engines import prepare_rows  # row kinds the merge engine cannot take fail here
+
+        return prepare_rows(self.schema, table, table_name=self.table_name)
 
     # -- committing --------------------------------------------------------------------------------------------
-    def prepare_commit(self) -> list[CommitMessage]:
-        """Flush everything and describe what was written; the writer can be used again after."""
+    def prepare_commit(self, *, full_compaction: bool = False) -> list[CommitMessage]:
+        """Flush everything and describe what was written; the writer can be used again after.
+
+        Buckets whose writer compacts also report what their compaction replaced (``full_compaction`` forces a
+        full compaction of every bucket this writer touched).
+        """
         total = self.num_buckets if self.num_buckets > 0 else 0
         messages = []
         items = list(self._writers.items())
-        # Buckets flush independently: sorting and encoding release the GIL, so use every core.
+
+        def flush(w: _BucketWriter) -> list[DataFileMeta]:
+            if isinstance(w, _Compacting):
+                return w.prepare_commit(full_compaction=full_compaction)
+            return w.prepare_commit()
+
+        # Buckets flush (and compact) independently: sorting and encoding release the GIL, so use every core.
         workers = min(len(items), os.cpu_count() or 1)
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                flushed = list(pool.map(lambda kw: kw[1].prepare_commit(), items))
+                flushed = list(pool.map(lambda kw: flush(kw[1]), items))
         else:
-            flushed = [w.prepare_commit() for _, w in items]
-        for (key, _), files in zip(items, flushed):
-            if files:
+            flushed = [flush(w) for _, w in items]
+        for (key, w), files in zip(items, flushed):
+            before, after = w.drain_compaction() if isinstance(w, _Compacting) else ((), ())
+            if files or before or after:
                 messages.append(
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
-                                  new_files=tuple(files))
+                                  new_files=tuple(files), compact_before=before, compact_after=after)
                 )
         return messages
 
@@ -235,13 +269,14 @@ class TableWrite:
             key_layout=self.key_layout if self.has_primary_key else None,
         )
         if self.has_primary_key:
-            w: _BucketWriter = MergeTreeWriter(
+            lsm = MergeTreeWriter(
                 file_writer=files,
                 merge=merge_function_for(self.schema),
                 kv_schema=self.kv_schema,
                 value_names=tuple(self.arrow_schema.names),
                 next_sequence_number=next_seq,
             )
+            w: _BucketWriter = self._wrap_writer(part_bytes, bucket, lsm) if self._wrap_writer else lsm
         else:
             w = _AppendWriter(files)
         self._writers[key] = w

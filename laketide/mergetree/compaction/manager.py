@@ -1,0 +1,225 @@
+"""Per-bucket compaction: the strategy, the levels, and a writer that compacts what it flushes.
+
+Compaction here is synchronous and happens at two points, as a batch Paimon writer sees it:
+
+- after a flush, only when the bucket has more than ``num-sorted-run.stop-trigger`` sorted runs (back-pressure:
+  the writer compacts before it takes more rows);
+- at ``prepare_commit``: one pick of the strategy (or a full compaction when asked, e.g. every
+  ``full-compaction.delta-commits`` commits); where level 0 is invisible to readers (first-row, deletion
+  vectors, lookup) until every level-0 file has moved up.
+
+Files a compaction replaces become ``compact_before`` of the commit; files it writes ``compact_after``. A file
+written and compacted away again before the commit is deleted at once (nobody ever saw it).
+
+Paimon: mergetree.compact.MergeTreeCompactManager, MergeTreeCompactManagerFactory, mergetree.MergeTreeWriter
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from laketide.meta.manifest import DataFileMeta
+from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter, run_compact_unit
+from laketide.mergetree.compaction.universal import (
+    CompactStrategy,
+    CompactUnit,
+    EarlyFullCompaction,
+    ForceUpLevel0Compaction,
+    UniversalCompaction,
+    pick_full_compaction,
+)
+from laketide.mergetree.levels import Levels
+from laketide.mergetree.writer import MergeTreeWriter
+from laketide.options import ChangelogProducer, CoreOptions, MergeEngine, parse_duration
+
+__all__ = ["CompactionSettings", "MergeTreeCompactManager", "CompactingMergeTreeWriter", "strategy_for"]
+
+_SMALL_FILE_RATIO = 0.7  # compaction.small-file-ratio default
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionSettings:
+    """What a bucket's compaction needs from the table options."""
+
+    num_levels: int
+    min_file_size: int  # smaller files are rewritten, bigger ones only upgraded (compaction.small-file-ratio)
+    stop_trigger: int
+    max_size_amp: int
+    size_ratio: int
+    run_trigger: int
+    optimization_interval_ms: int | None
+    force_level0: bool  # level 0 is invisible to readers: compact it away at every commit
+    full_only: bool  # deletion vectors are not maintained: only a full compaction leaves one visible run
+    full_delta_commits: int | None
+
+    @staticmethod
+    def from_options(options: CoreOptions) -> CompactionSettings:
+        ratio_raw = options.raw("compaction.small-file-ratio")
+        ratio = float(ratio_raw) if ratio_raw is not None else _SMALL_FILE_RATIO
+        interval_raw = options.raw("compaction.optimization-interval")
+        dv = options.deletion_vectors_enabled
+        lookup = (
+            options.merge_engine is MergeEngine.FIRST_ROW
+            or options.changelog_producer is ChangelogProducer.LOOKUP
+            or (options.raw("force-lookup") or "").lower() == "true"
+            or (options.raw("compaction.force-up-level-0") or "").lower() == "true"
+        )
+        return CompactionSettings(
+            num_levels=options.num_levels,
+            min_file_size=int(options.target_file_size(has_primary_key=True) * ratio),
+            stop_trigger=options.num_sorted_run_stop_trigger,
+            max_size_amp=options.compaction_max_size_amplification_percent,
+            size_ratio=options.compaction_size_ratio,
+            run_trigger=options.num_sorted_run_compaction_trigger,
+            optimization_interval_ms=parse_duration(interval_raw) if interval_raw else None,
+            force_level0=lookup or dv,
+            full_only=dv,
+            full_delta_commits=options.full_compaction_delta_commits,
+        )
+
+
+def _last_full_compaction_ms(files: Sequence[DataFileMeta], num_levels: int) -> int | None:
+    # Java estimates it from the newest top-level file; creation times are local wall clock.
+    top = [f.creation_time_ms for f in files if f.level == num_levels - 1 and f.creation_time_ms is not None]
+    if not top:
+        return None
+    return max(top) - time.localtime().tm_gmtoff * 1000  # type: ignore[type-var]
+
+
+def strategy_for(settings: CompactionSettings, restored: Sequence[DataFileMeta]) -> CompactStrategy:
+    early = None
+    if settings.optimization_interval_ms is not None:
+        early = EarlyFullCompaction(
+            settings.optimization_interval_ms, last_full_ms=_last_full_compaction_ms(restored, settings.num_levels)
+        )
+    universal = UniversalCompaction(
+        max_size_amp=settings.max_size_amp, size_ratio=settings.size_ratio,
+        num_run_compaction_trigger=settings.run_trigger, early_full=early,
+    )
+    return ForceUpLevel0Compaction(universal) if settings.force_level0 else universal
+
+
+class MergeTreeCompactManager:
+    """Picks and runs compactions of one bucket, keeping its :class:`Levels` up to date."""
+
+    def __init__(
+        self, levels: Levels, *, strategy: CompactStrategy, rewriter: KeyValueRewriter, settings: CompactionSettings
+    ) -> None:
+        self.levels = levels
+        self.strategy = strategy
+        self.rewriter = rewriter
+        self.settings = settings
+
+    def add_new_file(self, f: DataFileMeta) -> None:
+        self.levels.add_level0_file(f)
+
+    def should_wait(self) -> bool:
+        """Too many sorted runs: compact before taking more writes (num-sorted-run.stop-trigger)."""
+        return self.levels.number_of_sorted_runs() > self.settings.stop_trigger
+
+    def pick(self, *, full: bool) -> CompactUnit | None:
+        runs = self.levels.level_sorted_runs()
+        n = self.levels.number_of_levels
+        if full or (self.settings.full_only and self.levels.level0):
+            return pick_full_compaction(n, runs)
+        if self.settings.full_only:
+            return None
+        unit = self.strategy.pick(n, runs)
+        if unit is None or not unit.files:
+            return None
+        if len(unit.files) == 1 and unit.files[0].level == unit.output_level:
+            return None
+        return unit
+
+    def compact(self, *, full: bool = False) -> CompactResult | None:
+        """Run one compaction if the strategy (or ``full``) picks one; the levels reflect its result."""
+        unit = self.pick(full=full)
+        if unit is None:
+            return None
+        # Retractions may go only when nothing older can remain below the output.
+        drop_delete = unit.output_level != 0 and unit.output_level >= self.levels.non_empty_highest_level()
+        result = run_compact_unit(
+            unit, rewriter=self.rewriter, key_range=self.levels.key_range,
+            min_file_size=self.settings.min_file_size, drop_delete=drop_delete, max_level=self.levels.max_level,
+        )
+        self.levels.update(result.before, result.after)
+        return result
+
+
+@dataclass(slots=True)
+class CompactingMergeTreeWriter:
+    """A bucket's LSM writer that also compacts: wraps :class:`MergeTreeWriter` with a compaction manager."""
+
+    writer: MergeTreeWriter
+    manager: MergeTreeCompactManager
+    delete_file: Callable[[DataFileMeta], None]
+    _compact_before: dict[str, DataFileMeta] = field(default_factory=dict)
+    _compact_after: list[DataFileMeta] = field(default_factory=list)
+    _commits: int = 0
+
+    def write(self, rows: pa.Table) -> None:
+        self.writer.write(rows)
+
+    @property
+    def buffered_bytes(self) -> int:
+        return self.writer.buffered_bytes
+
+    def flush(self) -> None:
+        written = self.writer.file_writer.written
+        known = len(written)
+        self.writer.flush()
+        for f in written[known:]:
+            self.manager.add_new_file(f)
+        while self.manager.should_wait():
+            if not self._compact(full=False):
+                break
+
+    def prepare_commit(self, *, full_compaction: bool = False) -> list[DataFileMeta]:
+        """Flush, compact (always ``full_compaction``; else every full-compaction.delta-commits commits, or
+        what the strategy picks) and hand over the new files; the compaction is drained separately."""
+        self.flush()
+        self._commits += 1
+        every = self.manager.settings.full_delta_commits
+        if full_compaction or (every is not None and self._commits % every == 0):
+            self._compact(full=True)
+        else:
+            self._compact(full=False)
+        if self.manager.settings.force_level0:
+            while self.manager.levels.level0 and self._compact(full=False):
+                pass
+        return self.writer.prepare_commit()
+
+    def drain_compaction(self) -> tuple[tuple[DataFileMeta, ...], tuple[DataFileMeta, ...]]:
+        """(compact_before, compact_after) since the last call."""
+        before, after = tuple(self._compact_before.values()), tuple(self._compact_after)
+        self._compact_before.clear()
+        self._compact_after.clear()
+        return before, after
+
+    def abort(self) -> None:
+        self.writer.abort()
+        for f in self._compact_after:
+            if f.file_name not in self._compact_before:  # an upgraded file belongs to the table already
+                self.delete_file(f)
+        self._compact_before.clear()
+        self._compact_after.clear()
+
+    def _compact(self, *, full: bool) -> bool:
+        result = self.manager.compact(full=full)
+        if result is None:
+            return False
+        after_names = {f.file_name for f in result.after}
+        for f in result.before:
+            if f in self._compact_after:
+                # Written by an earlier compaction of this commit and already replaced: no snapshot holds it.
+                self._compact_after.remove(f)
+                if f.file_name not in self._compact_before and f.file_name not in after_names:
+                    self.delete_file(f)
+            else:
+                self._compact_before[f.file_name] = f
+        self._compact_after.extend(result.after)
+        return True

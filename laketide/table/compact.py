@@ -1,0 +1,314 @@
+"""Compaction wired to a table: writers that compact their buckets, and the dedicated ``Table.compact``.
+
+``Table.compact`` is the dedicated compaction job of Paimon's "write-only writers + one compaction job" setup: it
+plans the latest snapshot, compacts every chosen bucket (in parallel) and commits a COMPACT snapshot whose
+manifest deletes the replaced files and adds the new ones. If another job removed any of those files meanwhile,
+the commit fails with CommitConflictError, the files it wrote are deleted and the table is unchanged.
+
+Paimon: flink.action.CompactAction, operation.AbstractFileStoreWrite#compact, append.AppendCompactTask,
+mergetree.compact.MergeTreeCompactManagerFactory
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from laketide.exceptions import CommitConflictError, PredicateError, UnsupportedFeatureError
+from laketide.expr import Predicate, bind, or_, parse_where, referenced_fields
+from laketide.meta.binary_row import deserialize_binary_row
+from laketide.meta.commit_message import CommitMessage
+from laketide.meta.manifest import DataFileMeta, FileSource, ManifestEntry
+from laketide.meta.paths import partition_path
+from laketide.mergetree.compaction.append import AppendCompactSettings, pack_unaware, pick_bucketed
+from laketide.mergetree.compaction.manager import (
+    CompactingMergeTreeWriter,
+    CompactionSettings,
+    MergeTreeCompactManager,
+    strategy_for,
+)
+from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter
+from laketide.mergetree.engines import merge_function_for
+from laketide.mergetree.levels import Levels
+from laketide.mergetree.writer import MergeTreeWriter
+from laketide.scan.split_read import SplitRead
+from laketide.write.file_writer import RollingFileWriter
+from laketide.write.table_write import TableWrite
+
+if TYPE_CHECKING:
+    from laketide.table.table import Table
+
+__all__ = ["BucketFiles", "compacting_writer_factory", "compact_table"]
+
+
+class BucketFiles:
+    """The latest snapshot's live files per (partition, bucket), planned once: what writers restore."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._files: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
+        self._dv_buckets: set[tuple[bytes, int]] = set()
+
+    def _load(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
+        if self._files is None:
+            files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
+            latest = self.table.snapshot_manager.latest_snapshot()
+            if latest is not None:
+                scan = self.table._file_scan()
+                for e in scan.plan(latest):
+                    files.setdefault((e.partition, e.bucket), []).append(e.file)
+                self._dv_buckets = {
+                    (e.partition, e.bucket) for e in scan.index_entries(latest)
+                    if e.index_file.index_type == "DELETION_VECTORS"
+                }
+            self._files = files
+        return self._files
+
+    def files(self, partition: bytes, bucket: int) -> list[DataFileMeta]:
+        return list(self._load().get((partition, bucket), ()))
+
+    def max_sequence(self, partition: bytes, bucket: int) -> int | None:
+        files = self._load().get((partition, bucket))
+        return max(f.max_sequence_number for f in files) if files else None
+
+    def has_deletion_vectors(self, partition: bytes, bucket: int) -> bool:
+        self._load()
+        return (partition, bucket) in self._dv_buckets
+
+
+# -- building blocks ---------------------------------------------------------------------------------------------
+def _key_decoder(tw: TableWrite) -> Callable[[bytes], tuple[Any, ...]]:
+    types = list(tw.key_layout.types)
+    return lambda raw: tuple(deserialize_binary_row(raw, types))
+
+
+def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], Iterator[pa.Table]]:
+    reader = SplitRead(file_io=table.file_io, schema_manager=table.schema_manager, read_schema=table.schema)
+
+    def read(meta: DataFileMeta) -> Iterator[pa.Table]:
+        path = meta.external_path or f"{bucket_dir}/{meta.file_name}"
+        # All value columns plus _SEQUENCE_NUMBER / _VALUE_KIND, evolved to the current schema.
+        for batch in reader._file_batches(meta, path, system=True):
+            yield pa.Table.from_batches([batch])
+
+    return read
+
+
+def _output_writer(template: RollingFileWriter) -> Callable[[int], RollingFileWriter]:
+    def new(level: int) -> RollingFileWriter:
+        return replace(
+            template, level=level, file_source=FileSource.COMPACT, written=[], written_paths=[], _writer=None,
+            _out=None, _path=None, _name=None, _rows=0, _stats=None, _keys=None,
+        )
+
+    return new
+
+
+def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_number: int = 0) -> RollingFileWriter:
+    return RollingFileWriter(
+        file_io=tw.file_io, paths=tw.paths, bucket_dir=bucket_dir, file_format=tw.file_format,
+        schema=tw.kv_schema if tw.has_primary_key else tw.arrow_schema, schema_id=tw.schema.id,
+        stats_layout=tw.stats_layout, target_file_size=tw.options.target_file_size(has_primary_key=tw.has_primary_key),
+        compression=tw.options.file_compression, next_sequence_number=next_sequence_number,
+        key_layout=tw.key_layout if tw.has_primary_key else None, level=level, file_source=FileSource.COMPACT,
+    )
+
+
+def _deleter(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], None]:
+    def delete(f: DataFileMeta) -> None:
+        table.file_io.delete(f.external_path or f"{bucket_dir}/{f.file_name}")
+
+    return delete
+
+
+def _manager(
+    table: Table, tw: TableWrite, files: Sequence[DataFileMeta], *, bucket_dir: str, settings: CompactionSettings,
+    template: RollingFileWriter,
+) -> MergeTreeCompactManager:
+    merge = merge_function_for(table.schema)
+    rewriter = KeyValueRewriter(read_file=_kv_reader(table, bucket_dir), new_writer=_output_writer(template),
+                                merge=merge, kv_schema=tw.kv_schema)
+    levels = Levels(files, num_levels=settings.num_levels, key_of=_key_decoder(tw))
+    return MergeTreeCompactManager(levels, strategy=strategy_for(settings, files), rewriter=rewriter,
+                                   settings=settings)
+
+
+def _check_no_deletion_vectors(table: Table, restore: BucketFiles, partition: bytes, bucket: int) -> None:
+    if restore.has_deletion_vectors(partition, bucket):
+        raise UnsupportedFeatureError(
+            f"Table {table.name}: bucket {bucket} has deletion vectors; compacting it needs deletion-vector "
+            f"writing, which laketide does not do yet"
+        )
+
+
+def compacting_writer_factory(
+    table: Table, restore: BucketFiles
+) -> Callable[[bytes, int, MergeTreeWriter], CompactingMergeTreeWriter]:
+    """For ``TableWrite``: wraps each bucket's LSM writer so that it compacts (unless ``write-only``)."""
+    settings = CompactionSettings.from_options(table.options)
+    holder: list[TableWrite] = []
+
+    def wrap(partition: bytes, bucket: int, writer: MergeTreeWriter) -> CompactingMergeTreeWriter:
+        if not holder:
+            holder.append(TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name,
+                                     schema=table.schema))
+        if settings.full_only:
+            _check_no_deletion_vectors(table, restore, partition, bucket)
+        bucket_dir = writer.file_writer.bucket_dir
+        manager = _manager(table, holder[0], restore.files(partition, bucket), bucket_dir=bucket_dir,
+                           settings=settings, template=writer.file_writer)
+        return CompactingMergeTreeWriter(writer=writer, manager=manager, delete_file=_deleter(table, bucket_dir))
+
+    return wrap
+
+
+# -- the dedicated compaction ------------------------------------------------------------------------------------
+def _partition_predicate(
+    table: Table, partitions: Sequence[Mapping[str, object]] | None, where: str | Predicate | None
+) -> Predicate | None:
+    preds: list[Predicate] = []
+    if partitions:
+        parts = [table._partition_filter(p) for p in partitions]
+        if any(p is None for p in parts):
+            parts = []  # an empty mapping selects every partition
+        preds.extend([or_(*[p for p in parts if p is not None])] if parts else [])
+    if where is not None:
+        types = {f.name: f.type for f in table.arrow_schema}
+        pred = parse_where(where, types) if isinstance(where, str) else bind(where, types)
+        outside = referenced_fields(pred) - set(table.partition_keys)
+        if outside:
+            raise PredicateError(
+                f"Compaction of table {table.name} selects whole partitions: where= may only use partition keys "
+                f"{list(table.partition_keys)}, not {sorted(outside)}"
+            )
+        preds.append(pred)
+    if not preds:
+        return None
+    if len(preds) == 1:
+        return preds[0]
+    from laketide.expr import and_
+
+    return and_(*preds)
+
+
+def compact_table(
+    table: Table,
+    *,
+    full: bool = False,
+    partitions: Sequence[Mapping[str, object]] | None = None,
+    where: str | Predicate | None = None,
+    commit_user: str | None = None,
+) -> int | None:
+    """Compact the chosen partitions (all by default); returns the COMPACT snapshot id, None if nothing to do."""
+    latest = table.latest_snapshot()
+    if latest is None:
+        return None
+    scan = table._file_scan()
+    groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+    for e in scan.plan(latest, predicate=_partition_predicate(table, partitions, where)):
+        groups.setdefault((e.partition, e.bucket), []).append(e)
+    if not groups:
+        return None
+    tw = TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name, schema=table.schema)
+    default = table.options.partition_default_name
+
+    def bucket_dir(partition: bytes) -> Callable[[int], str]:
+        part_dir = partition_path(table.partition_keys, scan.partition_codec.values(partition), default_name=default)
+        return lambda bucket: tw.paths.bucket_dir(part_dir, bucket)
+
+    if table.primary_keys:
+        settings = CompactionSettings.from_options(table.options)
+        restore = BucketFiles(table)
+
+        def one(key: tuple[bytes, int]) -> CommitMessage | None:
+            partition, bucket = key
+            if settings.full_only:
+                _check_no_deletion_vectors(table, restore, partition, bucket)
+            directory = bucket_dir(partition)(bucket)
+            files = [e.file for e in groups[key]]
+            manager = _manager(table, tw, files, bucket_dir=directory, settings=settings,
+                               template=_file_writer(tw, directory, level=0))
+            result = manager.compact(full=full) or CompactResult()
+            while settings.force_level0 and manager.levels.level0:
+                more = manager.compact()
+                if more is None:
+                    break
+                result = _chain(result, more)
+            return _message(groups[key][0], result)
+    else:
+        append_settings = AppendCompactSettings.from_options(table.options)
+        unaware = table.options.bucket <= 0
+
+        def one(key: tuple[bytes, int]) -> CommitMessage | None:
+            partition, bucket = key
+            files = [e.file for e in groups[key]]
+            if unaware:
+                picked = pack_unaware(files, append_settings, full=full)
+            else:
+                window = pick_bucketed(files, append_settings, full=full)
+                picked = [window] if window else []
+            directory = bucket_dir(partition)(bucket)
+            result = CompactResult()
+            for group in picked:
+                result += _rewrite_append(table, tw, group, directory)
+            return _message(groups[key][0], result)
+
+    workers = min(len(groups), os.cpu_count() or 1)
+    keys = list(groups)
+    if workers > 1:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            found = list(pool.map(one, keys))
+    else:
+        found = [one(k) for k in keys]
+    messages = [m for m in found if m is not None]
+    if not messages:
+        return None
+    try:
+        return table.commit(messages, commit_user=commit_user)
+    except CommitConflictError:
+        _discard(table, messages)
+        raise
+
+
+def _chain(first: CompactResult, second: CompactResult) -> CompactResult:
+    """Two compactions of one bucket as one change: files the second replaced from the first never existed."""
+    written = {(f.file_name, f.level) for f in first.after}
+    before = first.before + tuple(f for f in second.before if (f.file_name, f.level) not in written)
+    gone = {(f.file_name, f.level) for f in second.before}
+    after = tuple(f for f in first.after if (f.file_name, f.level) not in gone) + second.after
+    return CompactResult(before, after)
+
+
+def _message(entry: ManifestEntry, result: CompactResult) -> CommitMessage | None:
+    if result.is_empty():
+        return None
+    return CommitMessage(partition=entry.partition, bucket=entry.bucket, total_buckets=entry.total_buckets,
+                         compact_before=result.before, compact_after=result.after)
+
+
+def _discard(table: Table, messages: Sequence[CommitMessage]) -> None:
+    """Delete the files a failed compaction wrote (an upgraded file keeps its name and stays)."""
+    kept = [replace(m, compact_after=tuple(
+        f for f in m.compact_after if f.file_name not in {b.file_name for b in m.compact_before}
+    )) for m in messages]
+    table.abort(kept)
+
+
+def _rewrite_append(table: Table, tw: TableWrite, files: Sequence[DataFileMeta], bucket_dir: str) -> CompactResult:
+    ordered = sorted(files, key=lambda f: f.min_sequence_number)
+    reader = SplitRead(file_io=table.file_io, schema_manager=table.schema_manager, read_schema=table.schema)
+    writer = _file_writer(tw, bucket_dir, level=0, next_sequence_number=ordered[0].min_sequence_number)
+    try:
+        for f in ordered:
+            for batch in reader.read_file(f, f.external_path or f"{bucket_dir}/{f.file_name}"):
+                writer.write(pa.Table.from_batches([batch]))
+        after = writer.close()
+    except BaseException:
+        writer.abort()
+        raise
+    return CompactResult(tuple(ordered), tuple(after))
