@@ -164,9 +164,9 @@ def serialize_row(values: Sequence[object], types: Sequence[DataType]) -> bytes:
     nb = null_bits_size(len(types))
     buf = bytearray(fixed_part_size(len(types)))
     for pos, (value, dt) in enumerate(zip(values, types, strict=True)):
-        _check_supported(dt)
         slot = nb + 8 * pos
         if value is None:
+            # A null of any type is just its null bit: stats rows hold nulls for nested columns.
             bit = pos + 8
             buf[bit >> 3] |= 1 << (bit & 7)
             # Non-compact decimals and timestamps still reserve their var-part space when null.
@@ -177,6 +177,7 @@ def serialize_row(values: Sequence[object], types: Sequence[DataType]) -> bytes:
                 buf[slot : slot + 8] = struct.pack("<Q", len(buf) << 32)
                 buf += bytes(8)
             continue
+        _check_supported(dt)
         try:
             _write_value(buf, slot, value, dt)
         except (struct.error, OverflowError) as e:
@@ -238,11 +239,11 @@ def deserialize_row(data: bytes, types: Sequence[DataType]) -> list[object]:
         raise SchemaError(f"BinaryRow of {len(data)} bytes is too short for {len(types)} fields")
     out: list[object] = []
     for pos, dt in enumerate(types):
-        _check_supported(dt)
         bit = pos + 8
         if data[bit >> 3] & (1 << (bit & 7)):
             out.append(None)
             continue
+        _check_supported(dt)
         slot = nb + 8 * pos
         out.append(_read_value(data, slot, dt))
     return out

@@ -56,3 +56,16 @@ def test_laketide_reads_pypaimon_pk_table(warehouse, pypaimon) -> None:  # noqa:
     after = by_key(t.read())
     assert after[(12, "d1")]["name"].startswith("z-")
     assert by_key(pypaimon.read(warehouse, "db.pk")) == after
+
+
+def test_pypaimon_reads_nested_columns(catalog, warehouse, pypaimon) -> None:  # noqa: ANN001
+    schema = pa.schema([
+        ("k", pa.int64()), ("tags", pa.list_(pa.string())), ("m", pa.map_(pa.string(), pa.int32())),
+        ("st", pa.struct([("a", pa.int32()), ("b", pa.string())])),
+    ])
+    data = pa.table({"k": [1, 2], "tags": [["a", "b"], None], "m": [[("x", 1)], None],
+                     "st": [{"a": 1, "b": "q"}, None]}, schema=schema)
+    t = catalog.create_table("db.nested", schema, primary_key=["k"], options={"bucket": "2"})
+    t.write(data)
+    theirs = pypaimon.read(warehouse, "db.nested")
+    assert sorted(theirs.to_pylist(), key=lambda r: r["k"]) == data.to_pylist()

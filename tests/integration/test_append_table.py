@@ -278,3 +278,20 @@ def test_a_failed_commit_leaves_no_files(table, warehouse, monkeypatch) -> None:
     assert after == before
     monkeypatch.undo()
     assert ids_of(table.read()) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("primary_key", [None, ["k"]])
+def test_nested_types_round_trip(catalog, primary_key) -> None:  # noqa: ANN001
+    schema = pa.schema([
+        ("k", pa.int64()), ("tags", pa.list_(pa.string())), ("m", pa.map_(pa.string(), pa.int32())),
+        ("st", pa.struct([("a", pa.int32()), ("b", pa.string())])),
+    ])
+    data = pa.table({"k": [1, 2], "tags": [["a", "b"], None], "m": [[("x", 1)], None],
+                     "st": [{"a": 1, "b": "q"}, None]}, schema=schema)
+    t = catalog.create_table("db.nested", schema, primary_key=primary_key,
+                             options={"bucket": "2"} if primary_key else {})
+    t.write(data)
+    t.write(data)
+    got = t.read()
+    assert got.num_rows == (2 if primary_key else 4)
+    assert sorted(got.to_pylist(), key=lambda r: r["k"])[0] == data.to_pylist()[0]
