@@ -91,7 +91,7 @@ class SplitRead:
 
     def _run_batches(self, run: list[DataFileMeta], paths: dict[str, str]) -> Iterator[pa.Table]:
         for meta in run:
-            for batch in self._file_batches(meta, paths[meta.file_name], system=True):
+            for batch in self.read_kv_file(meta, paths[meta.file_name]):
                 yield pa.Table.from_batches([batch])
 
     def _key_range(self, meta: DataFileMeta) -> tuple[tuple[object, ...], tuple[object, ...]]:
@@ -110,6 +110,10 @@ class SplitRead:
     def read_file(self, meta: DataFileMeta, path: str) -> Iterator[pa.RecordBatch]:
         """The rows of one data file in the read schema (no merge, no filter)."""
         return self._file_batches(meta, path, system=False)
+
+    def read_kv_file(self, meta: DataFileMeta, path: str) -> Iterator[pa.RecordBatch]:
+        """Like :meth:`read_file`, plus ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (primary-key files)."""
+        return self._file_batches(meta, path, system=True)
 
     def _file_batches(
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None

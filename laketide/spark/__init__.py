@@ -1,0 +1,23 @@
+"""laketide on Apache Spark: the "laketide" Python data source and DataFrame helpers.
+
+The only package that imports pyspark (install with ``pip install 'laketide[spark]'``; Spark needs Java 17+).
+"""
+
+from __future__ import annotations
+
+from laketide.spark.api import read, read_stream, register_views, sql, with_buckets, write, write_stream
+from laketide.spark.session import register, session
+from laketide.spark.source import LaketideDataSource
+
+__all__ = [
+    "LaketideDataSource",
+    "read",
+    "read_stream",
+    "register",
+    "register_views",
+    "session",
+    "sql",
+    "with_buckets",
+    "write",
+    "write_stream",
+]

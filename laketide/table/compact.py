@@ -59,7 +59,7 @@ class BucketFiles:
             files: dict[tuple[bytes, int], list[DataFileMeta]] = {}
             latest = self.table.snapshot_manager.latest_snapshot()
             if latest is not None:
-                scan = self.table._file_scan()
+                scan = self.table.file_scan()
                 for e in scan.plan(latest):
                     files.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._dv_buckets = {
@@ -93,7 +93,7 @@ def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], Iterat
     def read(meta: DataFileMeta) -> Iterator[pa.Table]:
         path = meta.external_path or f"{bucket_dir}/{meta.file_name}"
         # All value columns plus _SEQUENCE_NUMBER / _VALUE_KIND, evolved to the current schema.
-        for batch in reader._file_batches(meta, path, system=True):
+        for batch in reader.read_kv_file(meta, path):
             yield pa.Table.from_batches([batch])
 
     return read
@@ -208,7 +208,7 @@ def compact_table(
     latest = table.latest_snapshot()
     if latest is None:
         return None
-    scan = table._file_scan()
+    scan = table.file_scan()
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in scan.plan(latest, predicate=_partition_predicate(table, partitions, where)):
         groups.setdefault((e.partition, e.bucket), []).append(e)

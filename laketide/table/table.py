@@ -167,19 +167,25 @@ class Table:
         commit_identifier: int | None = None,
         overwrite: bool = False,
         partition: Mapping[str, object] | None = None,
+        overwrite_where: Predicate | None = None,
     ) -> int | None:
         """Publish written files as one snapshot; None if there was nothing to commit.
 
-        A ``commit_user`` reused with the same ``commit_identifier`` is committed at most once.
+        A ``commit_user`` reused with the same ``commit_identifier`` is committed at most once. With
+        ``overwrite``, the rows of ``partition`` (or of the partitions matching the partition predicate
+        ``overwrite_where``; all of the table when neither is given) are replaced.
         """
+        if partition is not None and overwrite_where is not None:
+            raise ValueError("give partition= or overwrite_where=, not both")
         committer = self._committer(commit_user)
         kwargs: dict[str, Any] = {}
         if commit_identifier is not None:
             kwargs["commit_identifier"] = commit_identifier
+        where = overwrite_where if overwrite_where is not None else self._partition_filter(partition)
         return committer.commit(
             messages,
             overwrite=overwrite,
-            overwrite_filter=self._partition_filter(partition) if overwrite else None,
+            overwrite_filter=where if overwrite else None,
             check_committed=commit_user is not None,
             **kwargs,
         )
@@ -210,7 +216,7 @@ class Table:
 
     def abort(self, messages: Sequence[CommitMessage]) -> None:
         """Delete the new files of messages that will never be committed (Paimon: TableCommit.abort)."""
-        scan = self._file_scan()
+        scan = self.file_scan()
         default = self.options.partition_default_name
         for m in messages:
             part_dir = partition_path(self._schema.partition_keys, scan.partition_codec.values(m.partition),
@@ -233,7 +239,7 @@ class Table:
             table_name=self.name,
             schema=self._schema,
             snapshot_manager=self.snapshot_manager,
-            scan_factory=self._file_scan,
+            scan_factory=self.file_scan,
             commit_user=commit_user or self._new_commit_user(),
         )
 
@@ -241,7 +247,7 @@ class Table:
         prefix = self.options.commit_user_prefix
         return f"{prefix}_{uuid.uuid4()}" if prefix else str(uuid.uuid4())
 
-    def _file_scan(self) -> FileStoreScan:
+    def file_scan(self) -> FileStoreScan:
         return FileStoreScan(file_io=self.file_io, table_path=self.path, schema_manager=self.schema_manager,
                              schema=self._schema)
 
@@ -254,7 +260,7 @@ class Table:
                 cache = {}
                 latest = self.snapshot_manager.latest_snapshot()
                 if latest is not None:
-                    for e in self._file_scan().plan(latest):
+                    for e in self.file_scan().plan(latest):
                         key = (e.partition, e.bucket)
                         cache[key] = max(cache.get(key, -1), e.file.max_sequence_number)
             return cache.get((partition, bucket))

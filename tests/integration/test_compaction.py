@@ -34,7 +34,7 @@ def as_dict(table: pa.Table) -> dict[tuple, tuple]:
 
 
 def bucket_files(t) -> dict[tuple[bytes, int], list]:  # noqa: ANN001
-    scan = t._file_scan()
+    scan = t.file_scan()
     out: dict[tuple[bytes, int], list] = collections.defaultdict(list)
     latest = t.latest_snapshot()
     for e in scan.plan(latest) if latest is not None else []:
@@ -125,7 +125,7 @@ def test_commit_of_a_compacting_writer_gives_append_then_compact(catalog) -> Non
     append, compact = t.snapshot(sid - 1), t.snapshot(sid)
     assert (append.commit_kind, compact.commit_kind) == (CommitKind.APPEND, CommitKind.COMPACT)
     assert append.commit_identifier == compact.commit_identifier == 7
-    scan = t._file_scan()
+    scan = t.file_scan()
     delta = [e for mf in scan.manifest_list(compact.delta_manifest_list) for e in scan.manifest(mf.file_name)]
     assert {e.file.file_name for e in delta if e.kind is FileKind.DELETE} == {f.file_name for f in m.compact_before}
     assert all(e.file.file_source is FileSource.COMPACT for e in delta if e.kind is FileKind.ADD)
@@ -185,7 +185,7 @@ def test_compact_some_partitions_or_a_partition_predicate(catalog) -> None:  # n
         t.write(rows([(k, p, f"r{r}", r) for k in range(10) for p in ("p0", "p1", "p2")]))
     t.compact(full=True, partitions=[{"part": "p0"}])
     levels = {p: {f.level for f in fs} for (p, _), fs in bucket_files(t).items()}
-    codec = t._file_scan().partition_codec
+    codec = t.file_scan().partition_codec
     by_name = {codec.values(p)[0]: lv for p, lv in levels.items()}
     assert by_name == {"p0": {t.options.num_levels - 1}, "p1": {0}, "p2": {0}}
     t.compact(full=True, where="part = 'p2'")
@@ -219,7 +219,7 @@ def test_racing_compactions_fail_with_conflict_and_change_nothing(catalog, wareh
 
 
 def _names_of_history(t) -> set[str]:  # noqa: ANN001
-    scan = t._file_scan()
+    scan = t.file_scan()
     names = set()
     for sid in range(1, t.latest_snapshot().id + 1):
         names |= {e.file.file_name for e in scan.plan(t.snapshot(sid))}

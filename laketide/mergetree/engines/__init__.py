@@ -110,7 +110,7 @@ def prepare_rows(schema: TableSchema, rows: pa.Table, *, table_name: str) -> pa.
             deletes_reset = merge.remove_record_on_delete
             taken = (kinds == RowKind.UPDATE_BEFORE) if deletes_reset else retract
             if taken.any():
-                for name, agg in merge.aggregators.items():
+                for agg in merge.aggregators.values():
                     if not agg.retractable and not agg.ignore_retract:
                         raise RowKindError(f"Table {table_name}: {agg.retract_error()}")
         return _count_as_ones(rows, merge.aggregators)

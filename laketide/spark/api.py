@@ -1,0 +1,246 @@
+"""The DataFrame-level API: write, read, stream and expose laketide tables as Spark views.
+
+    laketide.spark.write(df, "db.t", warehouse=wh, mode="append")
+    laketide.spark.read(spark, "db.t", warehouse=wh, where="dt = '2026-11-21'", snapshot_id=3)
+    laketide.spark.write_stream(df, "db.t", warehouse=wh, checkpoint=cp)
+    laketide.spark.read_stream(spark, "db.t", warehouse=wh, scan_mode="latest")
+    laketide.spark.register_views(spark, warehouse=wh)        # spark.sql("SELECT * FROM `db.t`")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import pyarrow as pa
+
+from laketide.spark.options import AUDIT_LOG
+from laketide.spark.writer import BUCKET_COLUMN
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+
+__all__ = ["read", "read_stream", "register_views", "sql", "with_buckets", "write", "write_stream"]
+
+WriteMode = Literal["append", "overwrite"]
+
+
+def _options(warehouse: str | None, options: Mapping[str, Any] | None) -> dict[str, str]:
+    out = {k: str(v) for k, v in (options or {}).items()}
+    if warehouse is not None:
+        out["warehouse"] = warehouse
+    return out
+
+
+def _table(name: str, warehouse: str | None, options: Mapping[str, str]) -> Any:
+    from laketide.spark.options import table_ref
+
+    opts = dict(options)
+    opts["path"] = name
+    if warehouse is None and "warehouse" not in opts:
+        from laketide.spark.session import _registered_warehouse
+
+        wh = _registered_warehouse()
+        if wh is not None:
+            opts["warehouse"] = wh
+    return table_ref(opts).data_table()
+
+
+def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> DataFrame:
+    """``df`` with each row's bucket (Java's hash, vectorized), repartitioned so one task owns a bucket.
+
+    The bucket is a scalar Arrow UDF over the bucket-key columns only: Spark ships just those to Python and back,
+    not the whole row.
+    """
+    from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.types import IntegerType
+
+    from laketide.meta.bucket import bucket_ids
+    from laketide.types import to_arrow_type
+
+    n = table.options.bucket
+    part_keys = list(table.partition_keys)
+    if n <= 0:
+        return df  # unaware-bucket append table: any task may write anywhere
+    keys = list(table.schema.bucket_keys())
+    key_types = [table.schema.field(k).type for k in keys]
+    arrow_types = [to_arrow_type(t) for t in key_types]
+
+    def bucket_of(*columns: pa.Array) -> pa.Array:
+        cols = [c.cast(t) for c, t in zip(columns, arrow_types)]
+        return pa.array(bucket_ids(pa.table(cols, names=keys), keys, key_types, n), pa.int32())
+
+    make_udf: Any = arrow_udf  # its stubs know no variadic scalar functions
+    bucket_udf = make_udf(bucket_of, IntegerType())
+    bucketed = df.withColumn(BUCKET_COLUMN, bucket_udf(*[df[k] for k in keys]))
+    if num_tasks is None:
+        shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
+        num_tasks = n if not part_keys else max(shuffle, 1)
+    return bucketed.repartition(num_tasks, *part_keys, BUCKET_COLUMN)
+
+
+def write(
+    df: DataFrame,
+    name: str,
+    *,
+    warehouse: str | None = None,
+    mode: WriteMode = "append",
+    dynamic_partition_overwrite: bool = False,
+    partition: Mapping[str, object] | None = None,
+    num_tasks: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> None:
+    """Write ``df`` into table ``name`` as one snapshot (``mode="overwrite"``: the whole table, the partitions
+    ``df`` touches with ``dynamic_partition_overwrite``, or the static ``partition``)."""
+    if mode not in ("append", "overwrite"):
+        raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
+    opts = _options(warehouse, options)
+    table = _table(name, warehouse, opts)
+    if mode == "overwrite" and dynamic_partition_overwrite:
+        opts["partitionOverwriteMode"] = "dynamic"
+    if partition:
+        opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in partition.items())
+    writer = with_buckets(df, table, num_tasks=num_tasks).write.format("laketide").mode(mode)
+    for k, v in opts.items():
+        writer = writer.option(k, v)
+    writer.save(name)
+
+
+def read(
+    spark: SparkSession,
+    name: str,
+    *,
+    warehouse: str | None = None,
+    columns: Sequence[str] | None = None,
+    where: str | None = None,
+    snapshot_id: int | None = None,
+    tag: str | None = None,
+    timestamp_ms: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """Table ``name`` (or ``db.t$snapshots`` ...) as a DataFrame; ``where`` is Spark SQL, pushed down where it can."""
+    opts = _options(warehouse, options)
+    if columns is not None:
+        opts["columns"] = ",".join(columns)
+    for key, value in (("scan.snapshot-id", snapshot_id), ("scan.tag-name", tag),
+                       ("scan.timestamp-millis", timestamp_ms)):
+        if value is not None:
+            opts[key] = str(value)
+    df = spark.read.format("laketide").options(**opts).load(name)
+    return df.where(where) if where else df
+
+
+def read_stream(
+    spark: SparkSession,
+    name: str,
+    *,
+    warehouse: str | None = None,
+    scan_mode: str | None = None,
+    changes: bool | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """A streaming DataFrame of the table's new rows; ``changes`` (default: primary-key tables) reads the audit
+    log, i.e. every change with its ``rowkind``."""
+    opts = _options(warehouse, options)
+    if scan_mode is not None:
+        opts["scan.mode"] = scan_mode
+    if changes is None:
+        changes = bool(_table(name, warehouse, opts).primary_keys)
+    source = f"{name}${AUDIT_LOG}" if changes and "$" not in name else name
+    return spark.readStream.format("laketide").options(**opts).load(source)
+
+
+def write_stream(
+    df: DataFrame,
+    name: str,
+    *,
+    warehouse: str | None = None,
+    checkpoint: str,
+    trigger: Mapping[str, Any] | None = None,
+    query_name: str | None = None,
+    num_tasks: int | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> StreamingQuery:
+    """Start a streaming query appending ``df`` to table ``name`` exactly once per micro-batch.
+
+    ``trigger`` is passed to ``DataStreamWriter.trigger`` (e.g. ``{"availableNow": True}``).
+    """
+    opts = _options(warehouse, options)
+    table = _table(name, warehouse, opts)
+    writer: DataStreamWriter = (
+        with_buckets(df, table, num_tasks=num_tasks).writeStream.format("laketide").outputMode("append")
+        .option("checkpointLocation", checkpoint)
+    )
+    for k, v in opts.items():
+        writer = writer.option(k, v)
+    if trigger:
+        writer = writer.trigger(**trigger)
+    if query_name:
+        writer = writer.queryName(query_name)
+    return writer.start(name)
+
+
+def register_views(
+    spark: SparkSession,
+    *,
+    warehouse: str | None = None,
+    databases: Sequence[str] | None = None,
+    system_tables: Sequence[str] = ("snapshots", "schemas", "options", AUDIT_LOG),
+    options: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Register every table as a temporary view named ``db.t`` (and ``db.t$snapshots`` ...); returns the names.
+
+    Spark's temporary views have one-part names, so query them quoted: ``SELECT * FROM `db.t```. A view is
+    planned once (Spark caches a Python source's plan in the relation): call again, or use :func:`sql`, to see
+    newer snapshots.
+    """
+    from laketide.catalog import load_catalog
+
+    opts = _options(warehouse, options)
+    wh = opts.get("warehouse")
+    if wh is None:
+        from laketide.spark.session import _registered_warehouse
+
+        wh = _registered_warehouse()
+        if wh is None:
+            raise ValueError("register_views needs warehouse= (or laketide.spark.session(warehouse=...))")
+        opts["warehouse"] = wh
+    cat = load_catalog(wh, metastore=opts.get("metastore", "filesystem"))
+    names = []
+    for db in databases or cat.list_databases():
+        for t in cat.list_tables(db):
+            base = f"{db}.{t}"
+            for view in (base, *(f"{base}${s}" for s in system_tables)):
+                spark.read.format("laketide").options(**opts).load(view).createOrReplaceTempView(f"`{view}`")
+                names.append(view)
+    return names
+
+
+def sql(
+    spark: SparkSession,
+    query: str,
+    *,
+    warehouse: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> DataFrame:
+    """Run ``query`` after (re)registering fresh views of the tables it names (`db.t`, `db.t$snapshots` ...)."""
+    import re
+
+    from laketide.catalog import load_catalog
+
+    opts = _options(warehouse, options)
+    wh = opts.get("warehouse")
+    if wh is None:
+        from laketide.spark.session import _registered_warehouse
+
+        wh = _registered_warehouse()
+        if wh is None:
+            raise ValueError("sql needs warehouse= (or laketide.spark.session(warehouse=...))")
+        opts["warehouse"] = wh
+    cat = load_catalog(wh, metastore=opts.get("metastore", "filesystem"))
+    for name in sorted(set(re.findall(r"`([A-Za-z0-9_]+\.[A-Za-z0-9_]+(?:\$[A-Za-z_]+)?)`", query))):
+        base = name.split("$", 1)[0]
+        if cat.table_exists(base):
+            spark.read.format("laketide").options(**opts).load(name).createOrReplaceTempView(f"`{name}`")
+    return spark.sql(query)

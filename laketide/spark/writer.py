@@ -1,0 +1,222 @@
+"""Batch and streaming writes through Spark: executors write files, the driver commits once.
+
+Each task writes the rows it gets through a laketide ``TableWrite`` and returns its ``CommitMessage``s (pickled)
+to the driver, which publishes them as one snapshot. ``laketide.spark.write`` first adds each row's bucket (the
+Java-identical hash, vectorized in ``mapInArrow``) and repartitions by (partition, bucket), so one task owns a
+bucket and its sequence numbers continue the bucket's history without overlap. A failed task deletes its files;
+an aborted job deletes the files of the tasks that finished.
+
+Streaming commits are keyed by (query, batch id) as Paimon's (commit user, commit identifier), so a batch Spark
+replays after a crash is not committed twice.
+
+Paimon: paimon-spark SparkWrite / WriteIntoPaimonTable, PaimonSink; table.sink.BatchTableCommit / StreamTableCommit
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
+
+from laketide.exceptions import CommitError, InvalidOptionError
+from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
+from laketide.meta.commit_message import CommitMessage
+from laketide.spark.options import TableRef, bool_option, int_option
+
+__all__ = [
+    "BUCKET_COLUMN",
+    "BatchWriter",
+    "LaketideCommit",
+    "StreamWriter",
+    "TEST_FAIL_AFTER_COMMIT",
+]
+
+# Added by laketide.spark.write before the shuffle; writers drop it.
+BUCKET_COLUMN = "__laketide_bucket"
+# Test hook: fail the streaming query right after the laketide commit of this batch id (before Spark's own
+# commit log records it), to exercise recovery.
+TEST_FAIL_AFTER_COMMIT = "laketide.test.fail-after-commit-batch"
+
+
+@dataclass(frozen=True, slots=True)
+class LaketideCommit(WriterCommitMessage):
+    """What one task hands the driver."""
+
+    messages: tuple[CommitMessage, ...]
+
+
+def _messages(commits: Sequence[WriterCommitMessage | None]) -> list[CommitMessage]:
+    return [m for c in commits if isinstance(c, LaketideCommit) for m in c.messages]
+
+
+def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
+                sequences: Mapping[tuple[bytes, int], int] | None) -> LaketideCommit:
+    from laketide.write.table_write import TableWrite
+
+    table = ref.data_table()
+    if sequences is None:
+        w = table.new_write()  # restores sequence numbers from the latest snapshot, lazily
+    else:
+        w = TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name, schema=table.schema,
+                       restore_sequence=lambda part, bucket: sequences.get((part, bucket)))
+    try:
+        for batch in batches:
+            if BUCKET_COLUMN in batch.schema.names:
+                batch = batch.drop_columns([BUCKET_COLUMN])
+            if batch.num_rows:
+                w.write(batch)
+        messages = w.prepare_commit()
+    except BaseException:
+        w.abort()
+        raise
+    finally:
+        w.close()
+    return LaketideCommit(tuple(messages))
+
+
+def max_sequences(ref: TableRef) -> dict[tuple[bytes, int], int]:
+    """Each live bucket's highest sequence number: planned once on the driver, shipped to the tasks."""
+    table = ref.data_table()
+    latest = table.latest_snapshot()
+    out: dict[tuple[bytes, int], int] = {}
+    if latest is None:
+        return out
+    scan = table.file_scan()
+    for e in scan.plan(latest):
+        key = (e.partition, e.bucket)
+        out[key] = max(out.get(key, -1), e.file.max_sequence_number)
+    return out
+
+
+class BatchWriter(DataSourceArrowWriter):
+    def __init__(self, ref: TableRef, options: Mapping[str, str], *, overwrite: bool) -> None:
+        self.ref = ref
+        self.overwrite = overwrite
+        mode = (options.get("partitionoverwritemode") or options.get("partition-overwrite-mode") or "static").lower()
+        if mode not in ("static", "dynamic"):
+            raise InvalidOptionError(f"laketide: partitionOverwriteMode must be static or dynamic, got {mode!r}")
+        self.dynamic = overwrite and (mode == "dynamic" or bool_option(options, "dynamic-partition-overwrite"))
+        self.static_partition = _static_partition(options.get("overwrite-partition"))
+        self.sequences = max_sequences(ref)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> LaketideCommit:
+        return _write_task(self.ref, iterator, self.sequences)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        table = self.ref.data_table()
+        msgs = _messages(messages)
+        if not self.overwrite:
+            table.commit(msgs)
+            return
+        if self.dynamic and table.partition_keys:
+            pred = _written_partitions(table, msgs)
+            if pred is None:
+                return  # dynamic overwrite with no rows replaces nothing
+            table.commit(msgs, overwrite=True, overwrite_where=pred)
+            return
+        table.commit(msgs, overwrite=True, partition=self.static_partition)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.ref.data_table().abort(_messages(messages))
+
+
+def _static_partition(raw: str | None) -> dict[str, object] | None:
+    """``overwrite-partition`` = ``dt=2026-01-01,hr=3`` (values coerced to the column types on commit)."""
+    if not raw:
+        return None
+    out: dict[str, object] = {}
+    for part in raw.split(","):
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise InvalidOptionError(f"laketide: overwrite-partition must look like 'k=v,k2=v2', got {raw!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _written_partitions(table: Any, messages: Sequence[CommitMessage]) -> Predicate | None:
+    """The partitions ``messages`` wrote to, as an OR of partition equalities (None: none written)."""
+    from laketide.scan.file_scan import PartitionCodec
+
+    keys = list(table.partition_keys)
+    codec = PartitionCodec(keys, [f.type for f in table.schema.partition_fields])
+    seen = {m.partition for m in messages if m.new_files}
+    if not seen:
+        return None
+    ors = []
+    for part in seen:
+        values = codec.values(part)
+        ors.append(and_(*[Leaf(Op.IS_NULL, k, ()) if v is None else Leaf(Op.EQ, k, (v,))
+                          for k, v in zip(keys, values)]))
+    types = {f.name: f.type for f in table.arrow_schema}
+    return bind(or_(*ors), types)
+
+
+# -- streaming -----------------------------------------------------------------------------------------------------
+def query_commit_user(options: Mapping[str, str]) -> str:
+    """The commit user of a streaming query: stable across restarts from the same checkpoint."""
+    explicit = options.get("commit.user") or options.get("commit-user")
+    if explicit:
+        return explicit
+    checkpoint = options.get("checkpointlocation")
+    if checkpoint:
+        query_id = _query_id(checkpoint)
+        if query_id:
+            return f"spark-query-{query_id}"
+    raise InvalidOptionError(
+        "laketide streaming sink: exactly-once commits need a stable commit user; set a checkpointLocation "
+        "(the query id stored there is used) or option('commit.user', ...)"
+    )
+
+
+def _query_id(checkpoint: str) -> str | None:
+    path = checkpoint[len("file:"):] if checkpoint.startswith("file:") else checkpoint
+    try:
+        with open(os.path.join(path, "metadata"), encoding="utf-8") as f:
+            return str(json.loads(f.readline())["id"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+class StreamWriter(DataSourceStreamArrowWriter):
+    def __init__(self, ref: TableRef, options: Mapping[str, str]) -> None:
+        self.ref = ref
+        self.commit_user = query_commit_user(options)
+        self.fail_after = int_option(options, TEST_FAIL_AFTER_COMMIT)
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> LaketideCommit:
+        # Restored per task from the latest snapshot: earlier micro-batches have committed by now.
+        return _write_task(self.ref, iterator, None)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        table = self.ref.data_table()
+        msgs = _messages(messages)
+        if committed_before(table, self.commit_user, batchId):
+            table.abort(msgs)  # a replay of a batch that already landed: its new files are orphans
+        else:
+            table.commit(msgs, commit_user=self.commit_user, commit_identifier=batchId)
+        if self.fail_after is not None and batchId == self.fail_after:
+            raise CommitError(f"test hook: failing after the laketide commit of batch {batchId}")
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        table = self.ref.data_table()
+        if not committed_before(table, self.commit_user, batchId):
+            table.abort(_messages(messages))
+
+
+def committed_before(table: Any, commit_user: str, identifier: int) -> bool:
+    """Whether ``commit_user`` already committed ``identifier`` (its newest snapshot has one at least as big)."""
+    sm = table.snapshot_manager
+    latest = sm.latest_snapshot_id()
+    earliest = sm.earliest_snapshot_id() or 1
+    sid = latest
+    while sid is not None and sid >= earliest:
+        s = sm.snapshot(sid)
+        if s.commit_user == commit_user:
+            return bool(s.commit_identifier >= identifier)
+        sid -= 1
+    return False
