@@ -93,3 +93,14 @@ class MergeEngineError(LaketideError, ValueError):
 
 class RowKindError(MergeEngineError):
     """Rows of a kind (-U / -D) the table's merge engine does not accept; raised before anything is written."""
+
+
+class CommitStateUnknownError(CommitError):
+    """A commit may or may not have landed (its snapshot publish failed without a clear answer).
+
+    Its files are kept; commit again with the same commit user and identifier: that lands at most once.
+    """
+
+
+class InjectedFaultError(FileIOError):
+    """An artificial storage failure raised by laketide.fs.failing.FailingFileIO (tests)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -24,7 +24,7 @@ from laketide.expr import Predicate, bind, or_, parse_where, referenced_fields
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.manifest import DataFileMeta, FileSource, ManifestEntry
-from laketide.meta.paths import partition_path
+from laketide.meta.paths import TablePaths, partition_path
 from laketide.mergetree.compaction.append import AppendCompactSettings, pack_unaware, pick_bucketed
 from laketide.mergetree.compaction.manager import (
     CompactingMergeTreeWriter,
@@ -43,7 +43,15 @@ from laketide.write.table_write import TableWrite
 if TYPE_CHECKING:
     from laketide.table.table import Table
 
-__all__ = ["BucketFiles", "compacting_writer_factory", "compact_table"]
+__all__ = [
+    "BucketCompaction",
+    "BucketFiles",
+    "compact_bucket",
+    "compact_table",
+    "compacting_writer_factory",
+    "discard_compaction",
+    "plan_compaction",
+]
 
 
 class BucketFiles:
@@ -196,6 +204,86 @@ def _partition_predicate(
     return and_(*preds)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BucketCompaction:
+    """One bucket's compaction task, planned on a driver and runnable anywhere (picklable)."""
+
+    snapshot_id: int  # the snapshot the task was planned from
+    partition: bytes
+    bucket: int
+    total_buckets: int
+    bucket_dir: str
+    files: tuple[DataFileMeta, ...]
+    has_deletion_vectors: bool = False
+
+
+def plan_compaction(
+    table: Table,
+    *,
+    partitions: Sequence[Mapping[str, object]] | None = None,
+    where: str | Predicate | None = None,
+) -> list[BucketCompaction]:
+    """One task per live (partition, bucket) of the latest snapshot in the chosen partitions (all by default)."""
+    latest = table.latest_snapshot()
+    if latest is None:
+        return []
+    scan = table.file_scan()
+    groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
+    for e in scan.plan(latest, predicate=_partition_predicate(table, partitions, where)):
+        groups.setdefault((e.partition, e.bucket), []).append(e)
+    dv_buckets: set[tuple[bytes, int]] = set()
+    if groups and table.primary_keys:
+        dv_buckets = {(e.partition, e.bucket) for e in scan.index_entries(latest)
+                      if e.index_file.index_type == "DELETION_VECTORS"}
+    paths = TablePaths(table.path, data_file_prefix=table.options.data_file_prefix)
+    default = table.options.partition_default_name
+    tasks = []
+    for (partition, bucket), entries in groups.items():
+        part_dir = partition_path(table.partition_keys, scan.partition_codec.values(partition), default_name=default)
+        tasks.append(BucketCompaction(
+            snapshot_id=latest.id, partition=partition, bucket=bucket, total_buckets=entries[0].total_buckets,
+            bucket_dir=paths.bucket_dir(part_dir, bucket), files=tuple(e.file for e in entries),
+            has_deletion_vectors=(partition, bucket) in dv_buckets,
+        ))
+    return tasks
+
+
+def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) -> CommitMessage | None:
+    """Compact one bucket: writes the new files and returns their commit message (None: nothing to do).
+
+    Nothing is committed; hand the messages of all buckets to ``table.commit`` (one COMPACT snapshot), or to
+    ``discard_compaction`` if that commit fails.
+    """
+    tw = TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name, schema=table.schema)
+    files = list(task.files)
+    if table.primary_keys:
+        settings = CompactionSettings.from_options(table.options)
+        if settings.full_only and task.has_deletion_vectors:
+            raise UnsupportedFeatureError(
+                f"Table {table.name}: bucket {task.bucket} has deletion vectors; compacting it needs "
+                f"deletion-vector writing, which laketide does not do yet"
+            )
+        manager = _manager(table, tw, files, bucket_dir=task.bucket_dir, settings=settings,
+                           template=_file_writer(tw, task.bucket_dir, level=0))
+        result = manager.compact(full=full) or CompactResult()
+        while settings.force_level0 and manager.levels.level0:
+            more = manager.compact()
+            if more is None:
+                break
+            result = _chain(result, more)
+        return _message(task, result)
+    append_settings = AppendCompactSettings.from_options(table.options)
+    if table.options.bucket <= 0:
+        picked = pack_unaware(files, append_settings, full=full)
+    else:
+        window = pick_bucketed(files, append_settings, full=full)
+        picked = [window] if window else []
+    result = CompactResult()
+    for group in picked:
+        result += _rewrite_append(table, tw, group, task.bucket_dir)
+    return _message(task, result)
+
+
 def compact_table(
     table: Table,
     *,
@@ -205,73 +293,22 @@ def compact_table(
     commit_user: str | None = None,
 ) -> int | None:
     """Compact the chosen partitions (all by default); returns the COMPACT snapshot id, None if nothing to do."""
-    latest = table.latest_snapshot()
-    if latest is None:
+    tasks = plan_compaction(table, partitions=partitions, where=where)
+    if not tasks:
         return None
-    scan = table.file_scan()
-    groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
-    for e in scan.plan(latest, predicate=_partition_predicate(table, partitions, where)):
-        groups.setdefault((e.partition, e.bucket), []).append(e)
-    if not groups:
-        return None
-    tw = TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name, schema=table.schema)
-    default = table.options.partition_default_name
-
-    def bucket_dir(partition: bytes) -> Callable[[int], str]:
-        part_dir = partition_path(table.partition_keys, scan.partition_codec.values(partition), default_name=default)
-        return lambda bucket: tw.paths.bucket_dir(part_dir, bucket)
-
-    if table.primary_keys:
-        settings = CompactionSettings.from_options(table.options)
-        restore = BucketFiles(table)
-
-        def one(key: tuple[bytes, int]) -> CommitMessage | None:
-            partition, bucket = key
-            if settings.full_only:
-                _check_no_deletion_vectors(table, restore, partition, bucket)
-            directory = bucket_dir(partition)(bucket)
-            files = [e.file for e in groups[key]]
-            manager = _manager(table, tw, files, bucket_dir=directory, settings=settings,
-                               template=_file_writer(tw, directory, level=0))
-            result = manager.compact(full=full) or CompactResult()
-            while settings.force_level0 and manager.levels.level0:
-                more = manager.compact()
-                if more is None:
-                    break
-                result = _chain(result, more)
-            return _message(groups[key][0], result)
-    else:
-        append_settings = AppendCompactSettings.from_options(table.options)
-        unaware = table.options.bucket <= 0
-
-        def one(key: tuple[bytes, int]) -> CommitMessage | None:
-            partition, bucket = key
-            files = [e.file for e in groups[key]]
-            if unaware:
-                picked = pack_unaware(files, append_settings, full=full)
-            else:
-                window = pick_bucketed(files, append_settings, full=full)
-                picked = [window] if window else []
-            directory = bucket_dir(partition)(bucket)
-            result = CompactResult()
-            for group in picked:
-                result += _rewrite_append(table, tw, group, directory)
-            return _message(groups[key][0], result)
-
-    workers = min(len(groups), os.cpu_count() or 1)
-    keys = list(groups)
+    workers = min(len(tasks), os.cpu_count() or 1)
     if workers > 1:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            found = list(pool.map(one, keys))
+            found = list(pool.map(lambda task: compact_bucket(table, task, full=full), tasks))
     else:
-        found = [one(k) for k in keys]
+        found = [compact_bucket(table, task, full=full) for task in tasks]
     messages = [m for m in found if m is not None]
     if not messages:
         return None
     try:
         return table.commit(messages, commit_user=commit_user)
     except CommitConflictError:
-        _discard(table, messages)
+        discard_compaction(table, messages)
         raise
 
 
@@ -284,15 +321,15 @@ def _chain(first: CompactResult, second: CompactResult) -> CompactResult:
     return CompactResult(before, after)
 
 
-def _message(entry: ManifestEntry, result: CompactResult) -> CommitMessage | None:
+def _message(task: BucketCompaction, result: CompactResult) -> CommitMessage | None:
     if result.is_empty():
         return None
-    return CommitMessage(partition=entry.partition, bucket=entry.bucket, total_buckets=entry.total_buckets,
+    return CommitMessage(partition=task.partition, bucket=task.bucket, total_buckets=task.total_buckets,
                          compact_before=result.before, compact_after=result.after)
 
 
-def _discard(table: Table, messages: Sequence[CommitMessage]) -> None:
-    """Delete the files a failed compaction wrote (an upgraded file keeps its name and stays)."""
+def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:
+    """Delete the files an uncommitted compaction wrote (an upgraded file keeps its name and stays)."""
     kept = [replace(m, compact_after=tuple(
         f for f in m.compact_after if f.file_name not in {b.file_name for b in m.compact_before}
     )) for m in messages]

@@ -16,6 +16,7 @@ import pyarrow as pa
 from laketide.exceptions import NoSuchSnapshotError
 from laketide.expr import Predicate, bind, parse_where
 from laketide.meta.snapshot import Snapshot
+from laketide.scan.bucket_pruning import select_buckets
 from laketide.scan.file_scan import FileStoreScan
 from laketide.options import CoreOptions, MergeEngine
 from laketide.scan.split import DataSplit, DeletionFile, generate_splits
@@ -92,8 +93,13 @@ class TableScan:
             file_io=self.table.file_io, table_path=self.table.path,
             schema_manager=self.table.schema_manager, schema=self.schema,
         )
-        entries = scan.plan(self.snapshot, predicate=self.predicate)
         options = CoreOptions(self.schema.options)
+        bucket_keys = self.schema.bucket_keys() if options.bucket > 0 else []
+        buckets = select_buckets(
+            self.predicate, bucket_keys=bucket_keys, num_buckets=options.bucket,
+            key_types=[self.schema.field(k).type for k in bucket_keys],
+        )
+        entries = scan.plan(self.snapshot, predicate=self.predicate, buckets=buckets)
         deletion_files = None
         if self.read_optimized and self.schema.primary_keys:
             # Only the top level: one sorted run per bucket, read file by file without a merge.

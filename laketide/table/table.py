@@ -5,19 +5,21 @@ Paimon: table.FileStoreTable, AbstractFileStoreTable
 
 from __future__ import annotations
 
+import datetime as _dt
+import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from laketide.exceptions import NoSuchSnapshotError, SchemaError
+from laketide.exceptions import CommitStateUnknownError, LaketideError, NoSuchSnapshotError, SchemaError
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.paths import partition_path
 from laketide.meta.snapshot import Snapshot
-from laketide.meta.snapshot_manager import SnapshotManager
+from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
 from laketide.options import CoreOptions
 from laketide.scan.file_scan import FileStoreScan
 from laketide.schema.changes import SchemaChange
@@ -27,18 +29,33 @@ from laketide.table.read import TableScan
 from laketide.write.commit import FileStoreCommit
 from laketide.write.table_write import TableWrite
 
+if TYPE_CHECKING:
+    from laketide.table.orphan import OrphanFilesResult
+
 __all__ = ["Table"]
 
 WriteMode = Literal["append", "overwrite"]
 
+_LOG = logging.getLogger(__name__)
+
 
 class Table:
-    def __init__(self, *, name: str, path: str, file_io: FileIO, schema: TableSchema | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        path: str,
+        file_io: FileIO,
+        schema: TableSchema | None = None,
+        commit_lock: CommitLock | None = None,
+    ) -> None:
+        """``commit_lock`` serializes snapshot publishing on stores without atomic write-if-absent
+        (a catalog lock, Paimon's ``lock.enabled``)."""
         self.name = name
         self.path = path
         self.file_io = file_io
         self.schema_manager = SchemaManager(file_io, path)
-        self.snapshot_manager = SnapshotManager(file_io, path)
+        self.snapshot_manager = SnapshotManager(file_io, path, lock=commit_lock)
         latest = schema or self.schema_manager.latest()
         if latest is None:
             raise SchemaError(f"Table {name} at {path} has no schema")
@@ -182,13 +199,16 @@ class Table:
         if commit_identifier is not None:
             kwargs["commit_identifier"] = commit_identifier
         where = overwrite_where if overwrite_where is not None else self._partition_filter(partition)
-        return committer.commit(
+        sid = committer.commit(
             messages,
             overwrite=overwrite,
             overwrite_filter=where if overwrite else None,
             check_committed=commit_user is not None,
             **kwargs,
         )
+        if sid is not None:
+            self._expire_after_commit()
+        return sid
 
     def write(
         self, data: Any, *, mode: WriteMode = "append", partition: Mapping[str, object] | None = None
@@ -207,6 +227,8 @@ class Table:
             # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as in Java).
             messages = w.prepare_commit(full_compaction=self.options.full_compaction_delta_commits is not None)
             return self.commit(messages, overwrite=mode == "overwrite", partition=partition)
+        except CommitStateUnknownError:
+            raise  # the snapshot may reference these files: only orphan cleanup may remove them
         except BaseException:
             w.abort()
             self.abort(messages)
@@ -224,6 +246,52 @@ class Table:
             bucket_dir = f"{self.path}/{part_dir}/bucket-{m.bucket}" if part_dir else f"{self.path}/bucket-{m.bucket}"
             for f in (*m.new_files, *m.changelog_files, *m.compact_after):
                 self.file_io.delete(f.external_path or f"{bucket_dir}/{f.file_name}")
+
+    # -- maintenance -------------------------------------------------------------------------------------------
+    def expire_snapshots(
+        self,
+        *,
+        retain_min: int | None = None,
+        retain_max: int | None = None,
+        time_retained_ms: int | None = None,
+        max_deletes: int | None = None,
+    ) -> int:
+        """Expire old snapshots and delete the files only they used; returns how many snapshots went.
+
+        Defaults come from ``snapshot.num-retained.min`` / ``.max``, ``snapshot.time-retained`` and
+        ``snapshot.expire.limit``. Also runs after every commit unless ``write-only`` is set (as in Java).
+        """
+        from laketide.table.expire import expire_snapshots
+
+        return expire_snapshots(self, retain_min=retain_min, retain_max=retain_max,
+                                time_retained_ms=time_retained_ms, max_deletes=max_deletes)
+
+    def remove_orphan_files(
+        self, *, older_than: _dt.datetime | _dt.timedelta | None = None, dry_run: bool = False
+    ) -> OrphanFilesResult:
+        """Delete files no snapshot or tag references, last modified before ``older_than`` (an instant or an
+        age; default one day, which keeps the files of in-flight commits). ``dry_run`` only lists them."""
+        from laketide.table.orphan import remove_orphan_files
+
+        return remove_orphan_files(self, older_than=older_than, dry_run=dry_run)
+
+    def rollback_to(self, target: int | str) -> Snapshot:
+        """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest again.
+
+        Newer snapshots and tags are removed; their files are left to ``remove_orphan_files``. Stop writers first.
+        """
+        from laketide.table.rollback import rollback_to
+
+        return rollback_to(self, target)
+
+    def _expire_after_commit(self) -> None:
+        if self.options.write_only:
+            return
+        try:
+            self.expire_snapshots()
+        except LaketideError as e:
+            # The commit has landed; a failed expiration only leaves work for the next one.
+            _LOG.warning("Snapshot expiration after a commit to table %s failed: %s", self.name, e)
 
     # -- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> Table:

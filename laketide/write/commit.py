@@ -1,10 +1,17 @@
 """The committer: commit messages -> manifests -> a new snapshot, with optimistic concurrency.
 
 A lost race for snapshot-N (another writer published it first) re-plans on top of the new latest snapshot and
-tries again; files this attempt wrote are removed. ``(commit_user, commit_identifier)`` makes a commit
-idempotent: a commit that already landed is not applied twice.
+tries again (``commit.max-retries``, ``commit.timeout``, exponential backoff between ``commit.min-retry-wait``
+and ``commit.max-retry-wait`` with jitter); files this attempt wrote are removed. Transient storage failures
+are retried the same way. A commit that deletes files (compaction, overwrite, delete) first checks, in the
+partitions it changes only, that those files are still live: if a concurrent commit removed them it fails with
+CommitConflictError and changes nothing. Plain appends never conflict.
 
-Paimon: operation.FileStoreCommitImpl
+``(commit_user, commit_identifier)`` makes a commit idempotent: before every retry the committer looks at the
+snapshots published since its previous attempt (never the whole history) and stops if its own landed. A publish
+that failed without a clear answer keeps its files until the answer is known.
+
+Paimon: operation.FileStoreCommitImpl, operation.commit.ConflictDetection, utils.RetryWaiter
 """
 
 from __future__ import annotations
@@ -12,9 +19,10 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from laketide.exceptions import CommitConflictError, CommitError
-from laketide.expr import Predicate
+from laketide.exceptions import CommitConflictError, CommitError, CommitStateUnknownError, FileIOError
+from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.manifest import FileKind, ManifestEntry
 from laketide.meta.commit_message import CommitMessage
@@ -25,11 +33,32 @@ from laketide.options import CoreOptions
 from laketide.scan.file_scan import FileStoreScan
 from laketide.schema.table_schema import TableSchema
 from laketide.write.manifest_writer import ManifestWriter
+from laketide.write.index_manifest import index_changes, next_index_manifest
 
 __all__ = ["FileStoreCommit", "BATCH_COMMIT_IDENTIFIER"]
 
 # Java's BatchWriteBuilder.COMMIT_IDENTIFIER: batch jobs commit once with Long.MAX_VALUE.
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+# The conflict message lists at most this many files.
+_SHOWN_FILES = 5
+
+
+class _Unsure(Exception):  # noqa: N818 - internal signal, never leaves this module
+    """An attempt whose snapshot publish failed without telling whether the snapshot landed."""
+
+    def __init__(self, *, base_manifest_list: str, files: Sequence[str]) -> None:
+        super().__init__(base_manifest_list)
+        self.base_manifest_list = base_manifest_list
+        self.files = tuple(files)
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """Files of an attempt whose outcome was unknown: deleted once another outcome proves it did not land."""
+
+    base_manifest_list: str
+    files: tuple[str, ...]
 
 
 class FileStoreCommit:
@@ -87,6 +116,7 @@ class FileStoreCommit:
                           total_buckets=m.total_buckets, file=f)
             for m in messages for f in m.compact_after
         ]
+        self._index_changes = index_changes(messages)  # hash indexes / DVs: applied by _try_commit
         if not overwrite and not added and not removed and not compact:
             return None
         if check_committed:
@@ -103,8 +133,7 @@ class FileStoreCommit:
                 return None
         if compact:
             # One commit of a compacting writer yields two snapshots (seed 001 3.3.6): APPEND, then COMPACT.
-            sid = self._commit_compact(compact, commit_identifier=commit_identifier, properties=properties,
-                                       since=sid)
+            sid = self._commit_compact(compact, commit_identifier=commit_identifier, properties=properties)
         return sid
 
     def _commit_changes(
@@ -117,76 +146,124 @@ class FileStoreCommit:
         overwrite: bool,
         properties: dict[str, str] | None,
     ) -> int | None:
-        retries = self.options.commit_max_retries
-        attempt = 0
-        while True:
-            latest = self.snapshot_manager.latest_snapshot()
-            if attempt > 0 and latest is not None:
-                done = self._already_committed(latest, commit_identifier)
-                if done is not None:
-                    return done
+        kind = CommitKind.OVERWRITE if overwrite else CommitKind.APPEND
+
+        def plan(latest: Snapshot | None) -> list[ManifestEntry] | None:
             delta = list(removed)
             if overwrite:
+                # Re-planned on every attempt: the partitions may have changed since the previous one.
                 delta += self._overwrite_deletes(latest, overwrite_filter)
                 if not added and not delta:
                     return None
-            elif removed and latest is not None:
-                self._check_still_live(latest, removed)
-            delta += added
-            kind = CommitKind.OVERWRITE if overwrite else CommitKind.APPEND
-            sid = self._try_commit(latest, delta, kind=kind, identifier=commit_identifier, properties=properties)
-            if sid is not None:
-                return sid
-            attempt += 1
-            if attempt > retries:
-                raise CommitError(
-                    f"Commit to table {self.table_name} failed after {retries} retries: other writers kept "
-                    f"publishing snapshots first"
-                )
-            self._backoff(attempt)
+            elif removed:
+                self._check_conflicts(latest, removed, [], kind=kind)
+            return delta + added
+
+        return self._commit_with_retries(plan, kind=kind, identifier=commit_identifier, properties=properties)
 
     def _commit_compact(
-        self, delta: list[ManifestEntry], *, commit_identifier: int, properties: dict[str, str] | None,
-        since: int | None,
+        self, delta: list[ManifestEntry], *, commit_identifier: int, properties: dict[str, str] | None
     ) -> int:
         """Publish a COMPACT snapshot; fails with CommitConflictError when a replaced file is gone already."""
         removed = [e for e in delta if e.kind is FileKind.DELETE]
-        retries = self.options.commit_max_retries
-        attempt = 0
-        while True:
-            latest = self.snapshot_manager.latest_snapshot()
-            if attempt > 0 and latest is not None:
-                done = self._compact_committed(latest, commit_identifier, since=since)
-                if done is not None:
-                    return done
-            if removed:
-                if latest is None:
-                    raise CommitConflictError(
-                        f"Compaction of table {self.table_name} replaces files, but the table has no snapshot"
-                    )
-                self._check_still_live(latest, removed)
-            sid = self._try_commit(latest, delta, kind=CommitKind.COMPACT, identifier=commit_identifier,
-                                   properties=properties)
-            if sid is not None:
-                return sid
-            attempt += 1
-            if attempt > retries:
-                raise CommitError(
-                    f"Compaction commit to table {self.table_name} failed after {retries} retries: other writers "
-                    f"kept publishing snapshots first"
-                )
-            self._backoff(attempt)
+        added = [e for e in delta if e.kind is FileKind.ADD]
 
-    def _compact_committed(self, latest: Snapshot, identifier: int, *, since: int | None) -> int | None:
-        """Our COMPACT snapshot of ``identifier``, if a previous attempt published it after all."""
-        floor = max(since or 0, (self.snapshot_manager.earliest_snapshot_id() or 1) - 1)
-        sid = latest.id
-        while sid > floor:
-            s = latest if sid == latest.id else self.snapshot_manager.snapshot(sid)
-            if (s.commit_user == self.commit_user and s.commit_identifier == identifier
-                    and s.commit_kind is CommitKind.COMPACT):
-                return s.id
-            sid -= 1
+        def plan(latest: Snapshot | None) -> list[ManifestEntry]:
+            if removed:
+                self._check_conflicts(latest, removed, added, kind=CommitKind.COMPACT)
+            return delta
+
+        sid = self._commit_with_retries(plan, kind=CommitKind.COMPACT, identifier=commit_identifier,
+                                        properties=properties)
+        assert sid is not None  # plan never gives up
+        return sid
+
+    def _commit_with_retries(
+        self,
+        plan: Callable[[Snapshot | None], list[ManifestEntry] | None],
+        *,
+        kind: CommitKind,
+        identifier: int,
+        properties: dict[str, str] | None,
+    ) -> int | None:
+        """Attempt until a snapshot lands; ``plan`` turns the latest snapshot into the delta (None: nothing to do).
+
+        Paimon: FileStoreCommitImpl#tryCommit / #tryCommitOnce.
+        """
+        opts = self.options
+        retries = opts.commit_max_retries
+        timeout_ms = opts.commit_timeout
+        started = time.monotonic()
+        attempt = 0
+        seen: int | None = None  # latest snapshot id of the previous attempt that might have published
+        pending: list[_Pending] = []
+        error: BaseException | None = None
+        landed: str | None = None  # base manifest list of the snapshot that settled the commit
+        settled = False
+        try:
+            while True:
+                try:
+                    latest = self.snapshot_manager.latest_snapshot()
+                    if seen is not None:
+                        done = self._landed_since(seen, latest, identifier=identifier, kind=kind)
+                        if done is not None:
+                            landed, settled = done.base_manifest_list, True
+                            return done.id
+                    # From here on the previous attempts are known not to have landed.
+                    settled = True
+                    delta = plan(latest)
+                    if delta is None:
+                        return None
+                    seen = latest.id if latest is not None else 0
+                    settled = False
+                    sid = self._try_commit(latest, delta, kind=kind, identifier=identifier, properties=properties)
+                    if sid is not None:
+                        settled = True
+                        return sid
+                    error = None
+                except _Unsure as e:
+                    pending.append(_Pending(e.base_manifest_list, e.files))
+                    error = e.__cause__
+                except CommitConflictError:
+                    raise
+                except FileIOError as e:
+                    # Transient storage failures are retried like a lost race; a later attempt first checks
+                    # whether an uncertain earlier one landed after all.
+                    error = e
+                attempt += 1
+                elapsed_ms = (time.monotonic() - started) * 1000
+                if attempt > retries or (timeout_ms is not None and elapsed_ms > timeout_ms):
+                    what = (f"storage kept failing ({type(error).__name__}: {error})" if error is not None
+                            else "other writers kept publishing snapshots first")
+                    if pending:
+                        raise CommitStateUnknownError(
+                            f"Commit of table {self.table_name} by commit user {self.commit_user} gave up after "
+                            f"{attempt - 1} retries: {what}. A snapshot publish failed without a clear answer, so "
+                            f"the commit may have landed; commit again with the same commit user and identifier "
+                            f"(that lands at most once)"
+                        ) from error
+                    raise CommitError(
+                        f"Commit of table {self.table_name} failed after {attempt - 1} retries: {what}"
+                    ) from error
+                self._backoff(attempt)
+        finally:
+            if settled:
+                for p in pending:
+                    if p.base_manifest_list != landed:
+                        self._delete_quietly(p.files)
+
+    def _landed_since(self, seen: int, latest: Snapshot | None, *, identifier: int, kind: CommitKind) -> Snapshot | None:
+        """Our snapshot among those published after ``seen`` (a previous attempt may have landed unnoticed).
+
+        Reads only the snapshots since the previous attempt, so its cost follows the contention, not history.
+        """
+        if latest is None:
+            return None
+        for sid in range(latest.id, seen, -1):
+            s = latest if sid == latest.id else self.snapshot_manager.try_snapshot(sid)
+            if (s is not None and s.commit_user == self.commit_user and s.commit_identifier == identifier
+                    and s.commit_kind is kind):
+                return s
         return None
 
     def _try_commit(
@@ -226,7 +303,10 @@ class FileStoreCommit:
                 delta_manifest_list=delta_name,
                 delta_manifest_list_size=delta_size,
                 changelog_manifest_list=None,
-                index_manifest=latest.index_manifest if latest is not None else None,
+                index_manifest=next_index_manifest(
+                    file_io=self.file_io, table_path=self.table_path, schema=self.schema, latest=latest, scan=scan,
+                    changes=getattr(self, "_index_changes", ()), delta=delta, kind=kind, table_name=self.table_name,
+                ),
                 commit_user=self.commit_user,
                 commit_identifier=identifier,
                 commit_kind=kind,
@@ -236,13 +316,43 @@ class FileStoreCommit:
                 changelog_record_count=0,
                 properties=properties,
             )
-            if self.snapshot_manager.try_publish(snapshot):
-                return snapshot.id
         except BaseException:
-            writer.cleanup()
+            self._cleanup(writer)
             raise
-        writer.cleanup()
+        return self._publish(snapshot, writer)
+
+    def _publish(self, snapshot: Snapshot, writer: ManifestWriter) -> int | None:
+        """Publish ``snapshot``: its id, None when another writer took the id (our files are then removed).
+
+        A failed publish is ambiguous (the link or conditional put may have happened before the error): the
+        snapshot is read back, and only a definite answer lets us delete this attempt's files.
+        """
+        try:
+            published = self.snapshot_manager.try_publish(snapshot)
+        except Exception as e:
+            try:
+                there = self.snapshot_manager.try_snapshot(snapshot.id)
+            except Exception:  # noqa: BLE001 - still no answer; the caller retries and checks again
+                raise _Unsure(base_manifest_list=snapshot.base_manifest_list,
+                              files=list(writer.written or ())) from e
+            if there is not None and there.base_manifest_list == snapshot.base_manifest_list:
+                return snapshot.id
+            self._cleanup(writer)
+            raise
+        if published:
+            return snapshot.id
+        self._cleanup(writer)
         return None
+
+    def _cleanup(self, writer: ManifestWriter) -> None:
+        self._delete_quietly(writer.written or ())
+        if writer.written is not None:
+            writer.written.clear()
+
+    def _delete_quietly(self, paths: Sequence[str]) -> None:
+        # Cleanup must not mask the error being handled; what stays behind is left to remove_orphan_files.
+        for p in paths:
+            self.file_io.delete_quietly(p)
 
     def _overwrite_deletes(self, latest: Snapshot | None, overwrite_filter: Predicate | None) -> list[ManifestEntry]:
         if latest is None:
@@ -254,24 +364,62 @@ class FileStoreCommit:
             for e in live
         ]
 
-    def _check_still_live(self, latest: Snapshot, removed: list[ManifestEntry]) -> None:
-        live = {e.identifier for e in self.scan_factory().plan(latest)}
+    def _check_conflicts(
+        self, latest: Snapshot | None, removed: list[ManifestEntry], added: list[ManifestEntry], *, kind: CommitKind
+    ) -> None:
+        """Fail when files this commit deletes are no longer live, or files it adds are live already.
+
+        Only the partitions this commit changes are planned: writers of other partitions never conflict, and
+        the cost follows the changed partitions, not the table.
+        Paimon: ConflictDetection#checkConflicts ("File deletion conflicts detected! Give up committing.").
+        """
+        if latest is None:
+            live: set[tuple] = set()
+        else:
+            scan = self.scan_factory()
+            predicate = self._partitions_predicate(scan, {e.partition for e in (*removed, *added)})
+            live = {e.identifier for e in scan.plan(latest, predicate=predicate)}
         gone = [e.file.file_name for e in removed if e.identifier not in live]
-        if gone:
-            raise CommitConflictError(
-                f"Commit to table {self.table_name} conflicts with a concurrent commit: files {gone[:5]} it "
-                f"deletes are already gone. Run compaction in one dedicated job (write-only = true for the others)."
-            )
+        twice = [e.file.file_name for e in added if e.identifier in live]
+        if not gone and not twice:
+            return
+        problem = (f"files it deletes are no longer live: {gone[:_SHOWN_FILES]}" if gone
+                   else f"files it adds are live already: {twice[:_SHOWN_FILES]}")
+        base = (f"snapshot {latest.id} ({latest.commit_kind.value}, commit user {latest.commit_user})"
+                if latest is not None else "an empty table")
+        raise CommitConflictError(
+            f"File deletion conflict: the {kind.value} commit of table {self.table_name} by commit user "
+            f"{self.commit_user} cannot apply on top of {base}: {problem}. Nothing was committed. Cause: another "
+            f"job compacted, overwrote or deleted the same files since this commit read the table (two jobs "
+            f"compacting the same partitions, or a job restarted from an old state). Remedy: let one dedicated job "
+            f"compact (set 'write-only' = 'true' on the writing jobs and run Table.compact in one job), then re-run "
+            f"this job from the latest snapshot. Writers of different partitions never conflict."
+        )
+
+    def _partitions_predicate(self, scan: FileStoreScan, partitions: set[bytes]) -> Predicate | None:
+        keys = list(self.schema.partition_keys)
+        if not keys or not partitions:
+            return None
+        from laketide.types import to_arrow_schema
+
+        types = {f.name: f.type for f in to_arrow_schema(self.schema.row_type)}
+        try:
+            alternatives = []
+            for part in partitions:
+                leaves = [Leaf(Op.IS_NULL, k, ()) if v is None else Leaf(Op.EQ, k, (v,))
+                          for k, v in zip(keys, scan.partition_codec.values(part), strict=True)]
+                alternatives.append(and_(*leaves) if len(leaves) > 1 else leaves[0])
+            return bind(or_(*alternatives) if len(alternatives) > 1 else alternatives[0], types)
+        except Exception:  # noqa: BLE001 - pruning is an optimisation: an unbindable value just plans everything
+            return None
 
     def _already_committed(self, latest: Snapshot, identifier: int) -> int | None:
-        sid: int | None = latest.id
-        earliest = self.snapshot_manager.earliest_snapshot_id() or 1
-        while sid is not None and sid >= earliest:
-            s = latest if sid == latest.id else self.snapshot_manager.snapshot(sid)
-            if s.commit_user == self.commit_user:
-                return s.id if s.commit_identifier >= identifier else None
-            sid -= 1
-        return None
+        """The snapshot that committed ``identifier`` (or a later one) for this user, if any.
+
+        Identifiers of one commit user only grow (Paimon: FileStoreCommitImpl#filterCommitted).
+        """
+        s = self.snapshot_manager.latest_snapshot_of_user(self.commit_user, latest=latest)
+        return s.id if s is not None and s.commit_identifier >= identifier else None
 
     def _backoff(self, attempt: int) -> None:
         lo = self.options.commit_min_retry_wait

@@ -142,12 +142,18 @@ class RollingFileWriter:
         if self._writer is not None:
             try:
                 self._writer.close()  # type: ignore[attr-defined]
-                self._out.close()  # type: ignore[attr-defined]
             except Exception:  # noqa: BLE001 - we are cleaning up after another failure
                 pass
             self._writer = None
+        if self._out is not None:
+            try:
+                # Closed on its own: a format writer that failed to close leaves its stream open.
+                self._out.close()  # type: ignore[attr-defined]
+            except Exception:  # noqa: BLE001 - we are cleaning up after another failure
+                pass
+            self._out = None
         for p in self.written_paths:
-            self.file_io.delete(p)
+            self.file_io.delete_quietly(p)  # a failing delete must not stop the cleanup (orphan cleanup gets it)
         self.written.clear()
         self.written_paths.clear()
 

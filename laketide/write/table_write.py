@@ -10,7 +10,7 @@ Paimon: table.sink.TableWriteImpl, operation.AppendFileStoreWrite, operation.Key
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -32,7 +32,17 @@ from laketide.mergetree.writer import MergeTreeWriter
 from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
-from laketide.write.bucketing import split_by_partition_and_bucket
+from laketide.write.bucket_assigner import (
+    ASSIGNED_BUCKET_COLUMN,
+    DynamicBucketIndex,
+    HashBucketAssigner,
+    assigner_layout,
+    dynamic_bucket_mode,
+    max_buckets,
+    route_dynamic,
+)
+from laketide.write.bucketing import Group, split_by_partition_and_bucket
+from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
 from laketide.write.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
@@ -133,12 +143,18 @@ class TableWrite:
         self._restore_sequence = restore_sequence
         self._wrap_writer = wrap_writer
         self._writers: dict[_BucketKey, _BucketWriter] = {}
+        # Dynamic bucket mode (bucket = -1): built on first write from the latest snapshot.
+        self.dynamic_mode = dynamic_bucket_mode(schema)
+        self.assigner_ids: tuple[int, ...] | None = None  # a Spark task assigns only its own ids
+        self._dynamic_index: DynamicBucketIndex | None = None
+        self._assigner: HashBucketAssigner | None = None
+        self._cross: CrossPartitionAssigner | None = None
 
     def _check_primary_key_support(self) -> None:
-        if self.num_buckets <= 0:
+        if self.num_buckets <= 0 and self.num_buckets != -1:
             raise UnsupportedFeatureError(
-                f"Table {self.table_name}: dynamic bucket mode (bucket = {self.num_buckets}) is not writable yet; "
-                f"create primary-key tables with a fixed 'bucket' number"
+                f"Table {self.table_name}: bucket = {self.num_buckets} (postpone bucket) is not writable yet; "
+                f"use a fixed 'bucket' number or -1 (dynamic buckets)"
             )
         check_writable(self.schema, table_name=self.table_name)
 
@@ -150,13 +166,25 @@ class TableWrite:
         says otherwise.
         """
         partial = row_kind in (RowKind.DELETE, RowKind.UPDATE_BEFORE)
-        table = conform(to_arrow(data), self.arrow_schema, table_name=self.table_name,
+        incoming = to_arrow(data)
+        assigned = None
+        if self.dynamic_mode is not None and ASSIGNED_BUCKET_COLUMN in incoming.column_names:
+            assigned = incoming.column(ASSIGNED_BUCKET_COLUMN)
+            incoming = incoming.drop_columns([ASSIGNED_BUCKET_COLUMN])
+        table = conform(incoming, self.arrow_schema, table_name=self.table_name,
                         fill_missing=partial, required=self.schema.primary_keys if partial else None)
+        if assigned is not None:  # rides along through row-kind filtering
+            table = table.append_column(ASSIGNED_BUCKET_COLUMN, assigned)
         if self.has_primary_key:
             table = self._with_row_kinds(table, row_kind)
         elif row_kind not in (None, RowKind.INSERT):
             raise SchemaError(f"Table {self.table_name} has no primary key: it only takes inserts")
         if table.num_rows == 0:
+            return
+        if self.dynamic_mode is not None:
+            for group in self._route_dynamic(table):
+                self._writer(group.partition, group.bucket).write(group.rows)
+            self._bound_write_buffers()
             return
         for group in split_by_partition_and_bucket(
             table,
@@ -179,6 +207,34 @@ class TableWrite:
                 break
             total -= w.buffered_bytes
             w.flush()
+
+    def _route_dynamic(self, table: pa.Table) -> Iterator[Group]:
+        if self.dynamic_mode == "cross-partition":
+            if self._cross is None:
+                self._cross = CrossPartitionAssigner.bootstrap(
+                    file_io=self.file_io, table_path=self.table_path, schema=self.schema)
+            yield from self._cross.route(table, partition_types=self.partition_types)
+            return
+        if self._dynamic_index is None:
+            self._dynamic_index = DynamicBucketIndex.latest(
+                file_io=self.file_io, table_path=self.table_path, schema=self.schema)
+        assigned = None
+        if ASSIGNED_BUCKET_COLUMN in table.column_names:
+            assigned = np.asarray(table.column(ASSIGNED_BUCKET_COLUMN).to_numpy(), dtype=np.int32)
+            table = table.drop_columns([ASSIGNED_BUCKET_COLUMN])
+        elif self._assigner is None:
+            self._assigner = HashBucketAssigner(
+                index=self._dynamic_index, layout=assigner_layout(self.options),
+                target_row_num=self.options.dynamic_bucket_target_row_num, max_buckets=max_buckets(self.options),
+                assign_ids=self.assigner_ids,
+            )
+        yield from route_dynamic(table, schema=self.schema, partition_types=self.partition_types,
+                                 index=self._dynamic_index, assigner=self._assigner, assigned=assigned)
+
+    @property
+    def bucket_assigner(self) -> HashBucketAssigner | CrossPartitionAssigner | None:
+        """The dynamic-bucket assigner of this writer (None before the first write or with fixed buckets)."""
+        return self._cross if self._cross is not None else self._assigner
 
     def upsert(self, data: Any) -> None:
         self.write(data, row_kind=RowKind.INSERT)
@@ -211,7 +267,7 @@ class TableWrite:
         Buckets whose writer compacts also report what their compaction replaced (``full_compaction`` forces a
         full compaction of every bucket this writer touched).
         """
-        total = self.num_buckets if self.num_buckets > 0 else 0
+        total = self.num_buckets if self.num_buckets > 0 else (-1 if self.dynamic_mode is not None else 0)
         messages = []
         items = list(self._writers.items())
 
@@ -227,12 +283,18 @@ class TableWrite:
                 flushed = list(pool.map(lambda kw: flush(kw[1]), items))
         else:
             flushed = [flush(w) for _, w in items]
+        indexes = self._dynamic_index.prepare_commit() if self._dynamic_index is not None else {}
+        if self._assigner is not None:
+            self._assigner.prepare_commit()
         for (key, w), files in zip(items, flushed):
             before, after = w.drain_compaction() if isinstance(w, _Compacting) else ((), ())
-            if files or before or after:
+            new_index, old_index = indexes.pop((key.partition, key.bucket), (None, None))
+            if files or before or after or new_index is not None:
                 messages.append(
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
-                                  new_files=tuple(files), compact_before=before, compact_after=after)
+                                  new_files=tuple(files), compact_before=before, compact_after=after,
+                                  new_index_files=() if new_index is None else (new_index,),
+                                  deleted_index_files=() if old_index is None else (old_index,))
                 )
         return messages
 
@@ -240,6 +302,8 @@ class TableWrite:
         """Delete the files written since the last prepare_commit()."""
         for w in self._writers.values():
             w.abort()
+        if self._dynamic_index is not None:
+            self._dynamic_index.abort()
 
     def close(self) -> None:
         self._writers.clear()

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import laketide
-from laketide.exceptions import SchemaError, UnsupportedFeatureError
+from laketide.exceptions import SchemaError
 from laketide.mergetree.kv import RowKind
 
 SCHEMA = pa.schema([
@@ -149,9 +149,9 @@ def test_bad_input(catalog) -> None:  # noqa: ANN001
     assert t.latest_snapshot() is None
     with pytest.raises(SchemaError, match="partition keys"):
         catalog.create_table("db.bad", SCHEMA, primary_key=["k"], partition_keys=["part"], options={"bucket": "2"})
-    dyn = catalog.create_table("db.dyn", SCHEMA, primary_key=["k", "part"])
-    with pytest.raises(UnsupportedFeatureError, match="dynamic bucket"):
-        dyn.write(rows([(1, "a", "x", 1, None)]))
+    dyn = catalog.create_table("db.dyn", SCHEMA, primary_key=["k", "part"])  # bucket = -1: dynamic buckets
+    dyn.write(rows([(1, "a", "x", 1, None)]))
+    assert dyn.read().num_rows == 1
     w = t.new_write()
     with pytest.raises(SchemaError, match="missing columns"):
         w.delete(pa.table({"name": ["x"]}))  # a delete needs the primary key
@@ -173,3 +173,20 @@ def test_write_buffer_overflow_flushes_level0_runs(catalog) -> None:  # noqa: AN
     assert len(files) > 2 and all(f.level == 0 for f in files)  # several sorted runs in one commit
     t.commit(messages)
     assert as_dict(t.read()) == expected
+
+
+def test_key_equality_reads_only_the_keys_bucket(catalog) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.b", SCHEMA, primary_key=["k", "part"], partition_keys=["part"],
+                             options={"bucket": "4"})
+    t.write(rows([(k, "a", f"n{k}", k, None) for k in range(200)]))
+    t.write(rows([(k, "a", f"m{k}", -k, None) for k in range(0, 200, 3)]))
+    all_buckets = {s.bucket for s in t.scan().plan()}
+    assert len(all_buckets) == 4
+    for k in (0, 7, 42, 199):
+        splits = t.scan(where=f"k = {k}").plan()
+        assert len({s.bucket for s in splits}) == 1
+        got = t.read(where=f"k = {k}").to_pylist()
+        assert [(r["k"], r["name"]) for r in got] == [(k, f"m{k}" if k % 3 == 0 else f"n{k}")]
+    assert {s.bucket for s in t.scan(where="k IN (1, 2, 3, 4, 5, 6, 7, 8)").plan()} <= all_buckets
+    assert t.read(where="k IN (3, 4) AND k = 4").column("k").to_pylist() == [4]
+    assert t.read(where="k = 1 OR k = 2").num_rows == 2  # an OR does not pin buckets: every bucket is read

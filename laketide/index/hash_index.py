@@ -1,0 +1,246 @@
+"""Dynamic-bucket hash index: the key hashes of one (partition, bucket), and the per-partition hash -> bucket map.
+
+A hash index file is nothing but the bucket's key hashes (``BinaryRow.hashCode()`` of the trimmed primary key)
+as big-endian int32, one file per (partition, bucket), named ``index-<uuid>-<n>`` under ``<table>/index``. Each
+commit that touches a bucket writes the bucket's whole hash set again and the index manifest keeps only the
+newest file of each (partition, bucket).
+
+``PartitionIndex`` is the assigner's memory: sorted int32 hashes with an int16 bucket beside each (6 bytes a key,
+Paimon's ``Int2ShortHashMap`` takes ~10), plus the row count of every bucket it may still fill. Assignment runs
+over whole arrays: known hashes by binary search, new ones poured into non-full buckets, then new buckets.
+
+Paimon: index.HashIndexFile, utils.IntFileUtils, index.PartitionIndex, index.BucketAssigner
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from laketide.exceptions import CorruptMetadataError, LaketideError
+from laketide.fs import FileIO
+from laketide.meta.manifest import IndexFileMeta
+
+__all__ = [
+    "HASH_INDEX",
+    "MAX_DYNAMIC_BUCKETS",
+    "BucketCapacityError",
+    "PartitionIndex",
+    "compute_assigner",
+    "decode_hashes",
+    "encode_hashes",
+    "is_my_bucket",
+    "read_hash_index",
+    "write_hash_index",
+]
+
+HASH_INDEX = "HASH"
+# Buckets are stored as Java shorts: ids 0 .. Short.MAX_VALUE - 1 when unbounded.
+MAX_DYNAMIC_BUCKETS = 32767
+_BIG_ENDIAN_INT32 = np.dtype(">i4")
+
+
+class BucketCapacityError(LaketideError):
+    """Every bucket id an assigner may use is taken: raise dynamic-bucket.target-row-num."""
+
+
+def encode_hashes(hashes: np.ndarray) -> bytes:
+    """The file body: each hash as a big-endian int32 (Paimon: IntFileUtils.writeInts)."""
+    return np.ascontiguousarray(hashes, dtype=np.int32).astype(_BIG_ENDIAN_INT32).tobytes()
+
+
+def decode_hashes(data: bytes, *, path: str = "<bytes>") -> np.ndarray:
+    if len(data) % 4:
+        raise CorruptMetadataError(f"Hash index {path} is {len(data)} bytes, not a multiple of 4", path=path)
+    return np.frombuffer(data, dtype=_BIG_ENDIAN_INT32).astype(np.int32)
+
+
+def read_hash_index(file_io: FileIO, path: str) -> np.ndarray:
+    """The int32 hashes of one hash index file."""
+    return decode_hashes(file_io.read_bytes(path), path=path)
+
+
+def write_hash_index(file_io: FileIO, index_dir: str, file_name: str, hashes: np.ndarray) -> IndexFileMeta:
+    """Write ``hashes`` as ``<index_dir>/<file_name>``; the meta the index manifest records."""
+    body = encode_hashes(hashes)
+    file_io.write_bytes(f"{index_dir}/{file_name}", body)
+    return IndexFileMeta(index_type=HASH_INDEX, file_name=file_name, file_size=len(body), row_count=len(body) // 4)
+
+
+def _java_abs_mod(values: np.ndarray, n: int) -> np.ndarray:
+    """Java's ``Math.abs(v % n)`` over int32 values (truncated remainder)."""
+    return np.abs(np.fmod(np.asarray(values, dtype=np.int64), n))
+
+
+def compute_assigner(partition_hash: int | np.ndarray, key_hashes: np.ndarray, *, num_channels: int,
+                     num_assigners: int) -> np.ndarray:
+    """The assigner of each key (Paimon: BucketAssigner.computeAssigner), vectorized.
+
+    The partition hash offsets the first channel so partitions spread over channels; a key's assigner then only
+    depends on its hash, so one key always reaches the same assigner.
+    """
+    start = _java_abs_mod(np.asarray(partition_hash), num_channels)
+    out: np.ndarray = (start + _java_abs_mod(key_hashes, num_assigners)) % num_channels
+    return out.astype(np.int32)
+
+
+def is_my_bucket(bucket: int, *, num_assigners: int, assign_id: int) -> bool:
+    """Assigners own disjoint bucket ids: bucket % n == id % n (Paimon: BucketAssigner.isMyBucket)."""
+    return bucket % num_assigners == assign_id % num_assigners
+
+
+def _search(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """np.searchsorted, with large query sets sorted first: binary searches in order stay in cache (~5x)."""
+    if len(queries) < 4096:
+        return np.searchsorted(sorted_values, queries)
+    order = np.argsort(queries, kind="stable")
+    out = np.empty(len(queries), dtype=np.intp)
+    out[order] = np.searchsorted(sorted_values, queries[order])
+    return out
+
+
+@dataclass(slots=True)
+class PartitionIndex:
+    """hash -> bucket of one partition, as one assigner sees it (Paimon: index.PartitionIndex)."""
+
+    target_row_num: int
+    hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # sorted, unique
+    buckets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))  # aligned with hashes
+    # bucket -> rows, for buckets this assigner may fill, ascending ids (Java's HashMap order for small ints)
+    non_full: dict[int, int] = field(default_factory=dict)
+    all_buckets: list[int] = field(default_factory=list)  # every bucket this assigner owns, in creation order
+    upper_bound_reached: bool = False
+    accessed: bool = True
+
+    @classmethod
+    def load(
+        cls,
+        files: Iterable[tuple[int, np.ndarray]],
+        *,
+        target_row_num: int,
+        keep_hash: Callable[[np.ndarray], np.ndarray] | None = None,
+        my_bucket: Callable[[int], bool] = lambda b: True,
+    ) -> PartitionIndex:
+        """Build from the (bucket, hashes) of a partition's index files.
+
+        ``keep_hash`` keeps the hashes of this assigner (the others belong to other assigners); every hash of a
+        bucket this assigner owns counts toward that bucket's fill, as in Java's loadIndex.
+        """
+        hs: list[np.ndarray] = []
+        bs: list[np.ndarray] = []
+        counts: dict[int, int] = {}
+        for bucket, hashes in files:
+            if my_bucket(bucket):
+                counts[bucket] = counts.get(bucket, 0) + len(hashes)
+            kept = hashes if keep_hash is None else hashes[keep_hash(hashes)]
+            hs.append(kept)
+            bs.append(np.full(len(kept), bucket, dtype=np.int16))
+        index = cls(target_row_num=target_row_num)
+        if hs:
+            all_h = np.concatenate(hs)
+            all_b = np.concatenate(bs)
+            uniq, first = np.unique(all_h, return_index=True)
+            index.hashes, index.buckets = uniq.astype(np.int32), all_b[first]
+        ordered = sorted(counts)
+        index.non_full = {b: counts[b] for b in ordered}
+        index.all_buckets = list(ordered)
+        return index
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.hashes.nbytes + self.buckets.nbytes)
+
+    def lookup(self, hashes: np.ndarray) -> np.ndarray:
+        """Bucket of each hash, -1 where unknown."""
+        out = np.full(len(hashes), -1, dtype=np.int32)
+        if len(self.hashes) == 0 or len(hashes) == 0:
+            return out
+        pos = _search(self.hashes, hashes)
+        pos_c = np.minimum(pos, len(self.hashes) - 1)
+        hit = self.hashes[pos_c] == hashes
+        out[hit] = self.buckets[pos_c[hit]]
+        return out
+
+    def assign(
+        self,
+        hashes: np.ndarray,
+        *,
+        my_bucket: Callable[[int], bool] = lambda b: True,
+        max_buckets: int = -1,
+        rng: np.random.Generator | None = None,
+    ) -> np.ndarray:
+        """Bucket of every hash, in arrival order; new hashes are remembered (Paimon: PartitionIndex.assign).
+
+        1. a known hash keeps its bucket; 2. a new one fills the first non-full bucket; 3. then a new bucket id
+        (the smallest free one this assigner owns, below ``max_buckets``); 4. past that bound, a random bucket.
+        """
+        self.accessed = True
+        hashes = np.asarray(hashes, dtype=np.int32)
+        out = self.lookup(hashes)
+        unknown = out < 0
+        if not unknown.any():
+            return out
+        # Distinct new hashes in order of first arrival: the order in which a row loop would meet them.
+        new_h, first, inverse = np.unique(hashes[unknown], return_index=True, return_inverse=True)
+        arrival = np.argsort(first)
+        new_in_order = new_h[arrival]
+        given = self._place(len(new_in_order), my_bucket=my_bucket, max_buckets=max_buckets, rng=rng)
+        bucket_of_new = np.empty(len(new_h), dtype=np.int16)
+        bucket_of_new[arrival] = given
+        # new_h is sorted: merge it into the sorted map in one pass.
+        pos = np.searchsorted(self.hashes, new_h)
+        self.hashes = np.insert(self.hashes, pos, new_h)
+        self.buckets = np.insert(self.buckets, pos, bucket_of_new)
+        out[unknown] = bucket_of_new[inverse.reshape(-1)]
+        return out
+
+    def _place(self, m: int, *, my_bucket: Callable[[int], bool], max_buckets: int,
+               rng: np.random.Generator | None) -> np.ndarray:
+        """Buckets for ``m`` new keys, in arrival order."""
+        out = np.empty(m, dtype=np.int16)
+        filled = 0
+        for bucket in list(self.non_full):
+            room = self.target_row_num - self.non_full[bucket]
+            if room <= 0:
+                del self.non_full[bucket]
+                continue
+            take = min(room, m - filled)
+            out[filled:filled + take] = bucket
+            self.non_full[bucket] += take
+            filled += take
+            if filled == m:
+                return out
+        global_max = (MAX_DYNAMIC_BUCKETS if max_buckets == -1 else max_buckets) - 1
+        taken = set(self.all_buckets)
+        candidate = 0
+        while filled < m and not self.upper_bound_reached:
+            while candidate <= global_max and (candidate in taken or not my_bucket(candidate)):
+                candidate += 1
+            if candidate > global_max:
+                if max_buckets == -1:
+                    raise BucketCapacityError(
+                        f"All {global_max + 1} dynamic bucket ids are in use; increase "
+                        f"dynamic-bucket.target-row-num (now {self.target_row_num})"
+                    )
+                self.upper_bound_reached = True
+                break
+            take = min(self.target_row_num, m - filled)
+            out[filled:filled + take] = candidate
+            self.non_full[candidate] = take
+            self.all_buckets.append(candidate)
+            taken.add(candidate)
+            filled += take
+        if filled < m:
+            if not self.all_buckets:
+                raise BucketCapacityError(
+                    "No dynamic bucket id is left for this assigner: lower the assigner parallelism or raise "
+                    "dynamic-bucket.max-buckets"
+                )
+            gen = rng if rng is not None else np.random.default_rng()
+            out[filled:] = gen.choice(np.asarray(self.all_buckets, dtype=np.int16), size=m - filled)
+        return out

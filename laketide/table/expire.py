@@ -1,0 +1,305 @@
+"""Snapshot expiration: drop old snapshots and every file only they needed.
+
+Which snapshots go (Paimon: ExpireSnapshotsImpl#expire): keep at least ``snapshot.num-retained.min`` and at
+most ``snapshot.num-retained.max``; between those, a snapshot goes only when the snapshot after it is older
+than ``snapshot.time-retained`` — so a snapshot that was the latest within that window, which a reader may
+still be planning against, stays. Consumers (``consumer/consumer-*``) pin their next snapshot; at most
+``snapshot.expire.limit`` snapshots go per call.
+
+What is deleted when snapshots [begin, end) go (Paimon: SnapshotDeletion, FileDeletionBase):
+
+- data files deleted by the deltas of snapshots (begin, end] (they were live in an expired snapshot only),
+  unless a tag still holds them; a DELETE cancelled by an ADD of the same path (a level upgrade) keeps it;
+- changelog files added by expired snapshots;
+- manifest lists, manifests, index manifests, index files and statistics of expired snapshots that neither
+  snapshot ``end`` nor a tag references;
+- then the snapshot files, and the EARLIEST hint moves to ``end``.
+
+Manifests are shared by a contiguous run of snapshots, so whatever a later snapshot needs, ``end`` needs too:
+comparing against ``end`` alone is enough. Reads that fail (a concurrent expiration deleted something first)
+skip that part, never delete on a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from laketide.exceptions import CorruptMetadataError, FileIOError, InvalidOptionError
+from laketide.meta.manifest import FileKind, ManifestEntry
+from laketide.meta.paths import partition_path
+from laketide.meta.snapshot import Snapshot
+from laketide.options import ConfigOption, OptionType
+from laketide.scan.file_scan import FileStoreScan
+
+if TYPE_CHECKING:
+    from laketide.table.table import Table
+
+__all__ = ["EXPIRE_LIMIT", "TablePathResolver", "expire_snapshots", "list_consumers", "list_tags"]
+
+# Not in the shared option registry yet (laketide.options); same key and default as Java's CoreOptions.
+EXPIRE_LIMIT: ConfigOption[int] = ConfigOption(
+    key="snapshot.expire.limit", type=OptionType.INT, default=50,
+    description="The maximum number of snapshots allowed to expire at a time.",
+)
+
+_READ_ERRORS = (FileIOError, CorruptMetadataError)
+
+
+class TablePathResolver:
+    """Paths of a table's files from their manifest entries (data, changelog, index, statistics)."""
+
+    def __init__(self, table: Table, scan: FileStoreScan) -> None:
+        self.table_path = table.path
+        self.scan = scan
+        self.keys = list(table.partition_keys)
+        self.default_name = table.options.partition_default_name
+        self._dirs: dict[tuple[bytes, int], str] = {}
+
+    def bucket_dir(self, partition: bytes, bucket: int) -> str:
+        key = (partition, bucket)
+        d = self._dirs.get(key)
+        if d is None:
+            part = partition_path(self.keys, self.scan.partition_codec.values(partition),
+                                  default_name=self.default_name) if self.keys else ""
+            d = f"{self.table_path}/{part}/bucket-{bucket}" if part else f"{self.table_path}/bucket-{bucket}"
+            self._dirs[key] = d
+        return d
+
+    def data_paths(self, entry: ManifestEntry) -> list[str]:
+        """The data file of ``entry`` and its extra files (e.g. embedded file indexes)."""
+        f = entry.file
+        d = self.bucket_dir(entry.partition, entry.bucket)
+        main = f.external_path or f"{d}/{f.file_name}"
+        return [main, *(f"{d}/{x}" for x in f.extra_files)]
+
+    def manifest(self, name: str) -> str:
+        return f"{self.table_path}/manifest/{name}"
+
+    def index(self, name: str, external_path: str | None = None) -> str:
+        return external_path or f"{self.table_path}/index/{name}"
+
+    def statistics(self, name: str) -> str:
+        return f"{self.table_path}/statistics/{name}"
+
+
+def list_tags(table: Table) -> list[Snapshot]:
+    """The snapshots tags point at (``tag/tag-<name>`` files hold a snapshot's JSON), oldest first."""
+    out = []
+    for st in table.file_io.list_status(f"{table.path}/tag"):
+        name = st.path.rstrip("/").rsplit("/", 1)[-1]
+        if st.is_dir or not name.startswith("tag-"):
+            continue
+        try:
+            out.append(Snapshot.from_json(table.file_io.read_bytes(st.path), path=st.path))
+        except _READ_ERRORS:
+            continue  # deleted meanwhile
+    return sorted(out, key=lambda s: s.id)
+
+
+def list_consumers(table: Table) -> dict[str, int]:
+    """Consumer id -> the next snapshot it will read (``consumer/consumer-<id>``: {"nextSnapshot": n})."""
+    out: dict[str, int] = {}
+    for st in table.file_io.list_status(f"{table.path}/consumer"):
+        name = st.path.rstrip("/").rsplit("/", 1)[-1]
+        if st.is_dir or not name.startswith("consumer-"):
+            continue
+        try:
+            out[name[len("consumer-"):]] = int(json.loads(table.file_io.read_bytes(st.path))["nextSnapshot"])
+        except (*_READ_ERRORS, ValueError, KeyError, TypeError):
+            continue
+    return out
+
+
+def expire_snapshots(
+    table: Table,
+    *,
+    retain_min: int | None = None,
+    retain_max: int | None = None,
+    time_retained_ms: int | None = None,
+    max_deletes: int | None = None,
+    now_ms: int | None = None,
+) -> int:
+    """Expire snapshots by the table's ``snapshot.*`` options (or the overrides); returns how many went."""
+    opts = table.options
+    retain_min = opts.snapshot_num_retained_min if retain_min is None else retain_min
+    retain_max = opts.snapshot_num_retained_max if retain_max is None else retain_max
+    time_retained_ms = opts.snapshot_time_retained if time_retained_ms is None else time_retained_ms
+    max_deletes = opts.get(EXPIRE_LIMIT) if max_deletes is None else max_deletes
+    if retain_min < 1 or retain_max < retain_min:
+        raise InvalidOptionError(
+            f"Snapshot retention of table {table.name}: need 1 <= snapshot.num-retained.min ({retain_min}) <= "
+            f"snapshot.num-retained.max ({retain_max})"
+        )
+    assert max_deletes is not None
+    sm = table.snapshot_manager
+    latest = sm.latest_snapshot_id()
+    earliest = sm.earliest_snapshot_id()
+    if latest is None or earliest is None:
+        return 0
+    older_than = (int(time.time() * 1000) if now_ms is None else now_ms) - time_retained_ms
+    low = max(latest - retain_max + 1, earliest)
+    end = latest - retain_min + 1
+    consumers = list_consumers(table)
+    if consumers:
+        end = min(end, min(consumers.values()))
+    end = min(end, earliest + max_deletes)
+    for sid in range(low, end):
+        nxt = sm.try_snapshot(sid + 1)
+        # A snapshot may go only once its successor has been around longer than time-retained.
+        if nxt is not None and older_than <= nxt.time_millis:
+            return _expire_until(table, earliest, sid)
+    return _expire_until(table, earliest, end)
+
+
+def _expire_until(table: Table, earliest: int, end: int) -> int:
+    sm = table.snapshot_manager
+    if end <= earliest:
+        if sm.earliest_hint_missing():
+            sm.commit_earliest_hint(earliest)
+        return 0
+    snapshots = [s for s in (sm.try_snapshot(i) for i in range(earliest, end + 1)) if s is not None]
+    if not snapshots or snapshots[-1].id != end:
+        return 0  # the snapshot to keep is gone: a concurrent expiration or rollback is at work
+    expired, keep = snapshots[:-1], snapshots[-1]
+    scan = table.file_scan()
+    paths = TablePathResolver(table, scan)
+    tags = [t for t in list_tags(table) if t.id < end]
+    io = table.file_io
+
+    # Data files: deleted by a delta in (begin, end], not held by the newest tag before that snapshot.
+    tag_files: dict[int, set[str] | None] = {}
+    doomed: list[str] = []
+    for s in snapshots[1:]:
+        tag = _previous_tag(tags, s.id)
+        held: set[str] | None = set()
+        if tag is not None:
+            if tag.id not in tag_files:
+                tag_files[tag.id] = _live_data_paths(scan, paths, tag)
+            held = tag_files[tag.id]
+        if held is None:
+            continue  # the tag could not be read: keep this snapshot's files
+        doomed.extend(p for p in _deleted_in_delta(scan, paths, s) if p not in held)
+    # Changelog files of the expired snapshots.
+    for s in expired:
+        doomed.extend(_added_in_changelog(scan, paths, s))
+    for p in dict.fromkeys(doomed):
+        io.delete_quietly(p)
+
+    # Metadata files no survivor references.
+    try:
+        skipping = set()
+        for s in (*tags, keep):
+            skipping |= _metadata_names(scan, s)
+    except _READ_ERRORS:
+        skipping = None  # unknown survivors: keep every manifest rather than guess
+    if skipping is not None:
+        for s in expired:
+            for p in _unused_metadata(scan, paths, s, skipping):
+                io.delete_quietly(p)
+
+    for s in expired:
+        sm.delete_snapshot(s.id)
+    sm.commit_earliest_hint(end)
+    return len(expired)
+
+
+def _previous_tag(tags: list[Snapshot], snapshot_id: int) -> Snapshot | None:
+    best = None
+    for t in tags:
+        if t.id < snapshot_id:
+            best = t
+        else:
+            break
+    return best
+
+
+def _read_entries(scan: FileStoreScan, manifest_list: str | None) -> list[ManifestEntry] | None:
+    if not manifest_list:
+        return []
+    try:
+        return [e for m in scan.manifest_list(manifest_list) for e in scan.manifest(m.file_name)]
+    except _READ_ERRORS:
+        return None
+
+
+def _deleted_in_delta(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot) -> list[str]:
+    entries = _read_entries(scan, s.delta_manifest_list)
+    if entries is None:
+        return []  # Java: cancel this snapshot's deletion when a manifest cannot be read
+    doomed: dict[str, list[str]] = {}
+    for e in entries:
+        main, *extra = paths.data_paths(e)
+        if e.kind is FileKind.ADD:
+            doomed.pop(main, None)  # upgraded to another level in the same snapshot: still live
+        else:
+            doomed[main] = [main, *extra]
+    return [p for group in doomed.values() for p in group]
+
+
+def _added_in_changelog(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot) -> list[str]:
+    entries = _read_entries(scan, s.changelog_manifest_list)
+    return [p for e in entries or () if e.kind is FileKind.ADD for p in paths.data_paths(e)]
+
+
+def _live_data_paths(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot) -> set[str] | None:
+    try:
+        return {p for e in scan.plan(s) for p in paths.data_paths(e)}
+    except _READ_ERRORS:
+        return None
+
+
+def _metadata_names(scan: FileStoreScan, s: Snapshot) -> set[str]:
+    """Every manifest list, manifest, index manifest, index file and statistics file ``s`` references."""
+    names = {s.base_manifest_list, s.delta_manifest_list}
+    names.update(m.file_name for m in scan.data_manifests(s))
+    if s.index_manifest:
+        names.add(s.index_manifest)
+        names.update(e.index_file.file_name for e in _index_entries(scan, s.index_manifest))
+    if s.statistics:
+        names.add(s.statistics)
+    return names
+
+
+def _index_entries(scan: FileStoreScan, name: str) -> list:  # type: ignore[type-arg]
+    from laketide.meta.manifest import IndexManifestEntry
+    from laketide.meta.manifest_io import read_objects
+
+    return read_objects(scan.file_io.read_bytes, f"{scan.manifest_dir}/{name}", IndexManifestEntry.from_record)
+
+
+def _unused_metadata(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot, skipping: set[str]) -> Iterable[str]:
+    """Metadata files of expired ``s`` not in ``skipping``; names are added to it so each goes once."""
+
+    def fresh(name: str) -> bool:
+        if name in skipping:
+            return False
+        skipping.add(name)
+        return True
+
+    for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
+        if not lst:
+            continue
+        try:
+            metas = scan.manifest_list(lst)
+        except _READ_ERRORS:
+            metas = []  # gone already or unreadable: its manifests are judged by the snapshots that list them
+        for m in metas:
+            if fresh(m.file_name):
+                yield paths.manifest(m.file_name)
+        if fresh(lst):
+            yield paths.manifest(lst)
+    if s.index_manifest:
+        try:
+            entries = _index_entries(scan, s.index_manifest)
+        except _READ_ERRORS:
+            entries = []
+        for e in entries:
+            if fresh(e.index_file.file_name):
+                yield paths.index(e.index_file.file_name, e.index_file.external_path)
+        if fresh(s.index_manifest):
+            yield paths.manifest(s.index_manifest)
+    if s.statistics and fresh(s.statistics):
+        yield paths.statistics(s.statistics)

@@ -1,0 +1,143 @@
+"""Orphan file cleanup: delete files in a table's directory that no snapshot or tag references.
+
+Orphans are what crashed or failed writers leave behind (data files of a job killed before it committed,
+manifests of a commit that lost its publish, temp files of an interrupted atomic write) and what a rollback
+strands. Only files older than the threshold (default: one day) go, so the files of a commit still in flight
+are never touched; the listing is taken before the references are collected, so a snapshot published while the
+cleanup runs protects its files.
+
+Paimon: operation.OrphanFilesClean, operation.LocalOrphanFilesClean
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from laketide.exceptions import CorruptMetadataError, NotFoundError
+from laketide.fs import FileStatus
+from laketide.meta.snapshot import Snapshot
+from laketide.table.expire import list_tags
+
+if TYPE_CHECKING:
+    from laketide.table.table import Table
+
+__all__ = ["OrphanFilesResult", "remove_orphan_files", "DEFAULT_OLDER_THAN"]
+
+DEFAULT_OLDER_THAN = _dt.timedelta(days=1)
+
+# Directories holding metadata that is not referenced from snapshots but is live by itself.
+_KEPT_DIRS = frozenset({"schema", "tag", "consumer", "branch", "changelog", "service"})
+_SNAPSHOT_FILE = re.compile(r"^(snapshot-\d+|EARLIEST|LATEST)$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrphanFilesResult:
+    """The orphan files found (deleted, or only listed in a dry run) and their total size."""
+
+    paths: tuple[str, ...]
+    total_bytes: int
+    dry_run: bool
+
+    @property
+    def count(self) -> int:
+        return len(self.paths)
+
+
+def remove_orphan_files(
+    table: Table, *, older_than: _dt.datetime | _dt.timedelta | None = None, dry_run: bool = False
+) -> OrphanFilesResult:
+    """Delete unreferenced files last modified before ``older_than`` (an instant, or an age; default 1 day)."""
+    now = _dt.datetime.now(_dt.timezone.utc)
+    if older_than is None:
+        older_than = DEFAULT_OLDER_THAN
+    if isinstance(older_than, _dt.timedelta):
+        cutoff = now - older_than
+    else:
+        cutoff = older_than if older_than.tzinfo is not None else older_than.astimezone(_dt.timezone.utc)
+    cutoff_ms = int(cutoff.timestamp() * 1000)
+
+    candidates = [st for st in _walk(table) if st.modification_time_ms < cutoff_ms]
+    if not candidates:
+        return OrphanFilesResult(paths=(), total_bytes=0, dry_run=dry_run)
+    used = _used_names(table)
+    orphans = [st for st in candidates if _name(st.path) not in used]
+    if not dry_run:
+        for st in orphans:
+            table.file_io.delete_quietly(st.path)
+    return OrphanFilesResult(paths=tuple(sorted(st.path for st in orphans)),
+                             total_bytes=sum(st.size for st in orphans), dry_run=dry_run)
+
+
+def _name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _walk(table: Table) -> list[FileStatus]:
+    """Every file that may be an orphan: data and bucket directories, manifest/, index/, statistics/, and
+    leftovers in snapshot/ that are neither snapshots nor hints (temp files of an interrupted publish)."""
+    io = table.file_io
+    snapshot_dir = table.snapshot_manager.snapshot_dir
+    out: list[FileStatus] = []
+    stack = [(table.path, True)]
+    while stack:
+        directory, top = stack.pop()
+        for st in io.list_status(directory):
+            name = _name(st.path)
+            if st.is_dir:
+                if not (top and name in _KEPT_DIRS):
+                    stack.append((st.path, False))
+            elif top:
+                continue  # files directly in the table directory are not Paimon's
+            elif directory == snapshot_dir and _SNAPSHOT_FILE.match(name):
+                continue
+            else:
+                out.append(st)
+    return out
+
+
+def _used_names(table: Table) -> set[str]:
+    """Names of every file a snapshot or tag references (file names are unique: uuids and counters)."""
+    scan = table.file_scan()
+    used: set[str] = set()
+    seen_manifests: set[str] = set()
+    sm = table.snapshot_manager
+    for s in sm.snapshots():
+        try:
+            _collect(scan, s, used, seen_manifests)
+        except (NotFoundError, CorruptMetadataError):
+            # Expired while we read it: whatever it shared with later snapshots they reference too. A missing
+            # file of a snapshot that still exists is a broken table: stop rather than delete anything.
+            if sm.snapshot_exists(s.id):
+                raise
+    for tag in list_tags(table):
+        _collect(scan, tag, used, seen_manifests)
+    return used
+
+
+def _collect(scan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:  # noqa: ANN001
+    from laketide.table.expire import _index_entries
+
+    for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
+        if not lst:
+            continue
+        used.add(lst)
+        for m in scan.manifest_list(lst):
+            used.add(m.file_name)
+            if m.file_name in seen_manifests:
+                continue
+            seen_manifests.add(m.file_name)
+            for e in scan.manifest(m.file_name):
+                used.add(e.file.file_name)
+                used.update(e.file.extra_files)
+                if e.file.external_path:
+                    used.add(_name(e.file.external_path))
+    if s.index_manifest:
+        used.add(s.index_manifest)
+        for ie in _index_entries(scan, s.index_manifest):
+            used.add(ie.index_file.file_name)
+    if s.statistics:
+        used.add(s.statistics)
+

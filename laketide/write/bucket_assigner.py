@@ -1,0 +1,339 @@
+"""Dynamic bucket mode (``bucket = -1`` on a primary-key table): which bucket each key goes to, and its hash index.
+
+The hash of a key is ``BinaryRow.hashCode()`` of its trimmed primary key. Keys are sharded over assigners by
+``BucketAssigner.computeAssigner(partition hash, key hash)``; each assigner owns the bucket ids ``b`` with
+``b % assigners == id`` and keeps a ``PartitionIndex`` per partition it touched, loaded lazily from the hash index
+files of the snapshot the writer started from and dropped at ``prepare_commit`` when the partition was not
+touched since the previous one (it reloads from the index files, which by then hold everything it assigned).
+
+Each bucket written gets a new hash index file at ``prepare_commit``: the hashes of its previous file plus the
+new ones (Paimon's DynamicBucketIndexMaintainer). The commit message names the previous file as deleted, which
+is how the committer detects a second job writing the same buckets (see ``write.index_manifest``).
+
+Only one job may write a dynamic-bucket table at a time: two jobs assign new keys independently and could put
+one key in two buckets. A commit whose hash index files were derived from files that are no longer current
+fails with ``CommitConflictError``, changing nothing.
+
+Paimon: index.HashBucketAssigner, index.SimpleHashBucketAssigner, index.DynamicBucketIndexMaintainer,
+flink.sink.HashBucketAssignerOperator (channel and assigner counts)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from laketide.fs import FileIO
+from laketide.index.hash_index import (
+    HASH_INDEX,
+    PartitionIndex,
+    compute_assigner,
+    read_hash_index,
+    write_hash_index,
+)
+from laketide.meta.binary_row import (
+    hash_bytes_by_words,
+    hash_rows,
+    serialize_binary_row,
+)
+from laketide.meta.manifest import IndexFileMeta
+from laketide.meta.paths import TablePaths
+from laketide.options import CoreOptions
+from laketide.schema.table_schema import TableSchema
+from laketide.write.bucketing import Group, split_by_partition_and_bucket
+
+__all__ = [
+    "ASSIGNED_BUCKET_COLUMN",
+    "AssignerLayout",
+    "DynamicBucketIndex",
+    "HashBucketAssigner",
+    "assign_buckets",
+    "assigner_layout",
+    "dynamic_bucket_mode",
+    "partition_hash",
+    "split_by_bucket",
+]
+
+# A column of precomputed buckets (Spark assigns them in a stage of its own); the writer takes it out.
+ASSIGNED_BUCKET_COLUMN = "__laketide_bucket"
+
+
+def dynamic_bucket_mode(schema: TableSchema) -> str | None:
+    """``"hash"`` (HASH_DYNAMIC), ``"cross-partition"`` (KEY_DYNAMIC) or None (not a dynamic-bucket PK table)."""
+    if not schema.primary_keys or CoreOptions(schema.options).bucket != -1:
+        return None
+    if schema.partition_keys and not set(schema.partition_keys) <= set(schema.primary_keys):
+        return "cross-partition"
+    return "hash"
+
+
+@dataclass(frozen=True, slots=True)
+class AssignerLayout:
+    """How keys spread over assigners: ``num_channels`` tasks, ``num_assigners`` bucket owners."""
+
+    num_channels: int
+    num_assigners: int
+
+
+def assigner_layout(options: CoreOptions, *, parallelism: int | None = None) -> AssignerLayout:
+    """Channels = ``dynamic-bucket.assigner-parallelism`` (else ``parallelism``, else initial-buckets, else 1);
+    assigners = min(initial-buckets, channels) when initial-buckets is set (as Flink's assigner operator)."""
+    raw = options.raw("dynamic-bucket.assigner-parallelism")
+    initial = options.dynamic_bucket_initial_buckets
+    channels = int(raw) if raw else (parallelism or initial or 1)
+    channels = max(channels, 1)
+    assigners = min(initial, channels) if initial else channels
+    return AssignerLayout(num_channels=channels, num_assigners=assigners)
+
+
+def max_buckets(options: CoreOptions) -> int:
+    raw = options.raw("dynamic-bucket.max-buckets")
+    return int(raw) if raw else -1
+
+
+def partition_hash(partition: bytes) -> int:
+    """``BinaryRow.hashCode()`` of a partition given as manifest bytes (4-byte arity prefix + row)."""
+    return hash_bytes_by_words(partition[4:])
+
+
+def split_by_bucket(rows: pa.Table, buckets: np.ndarray) -> Iterator[tuple[int, pa.Table, np.ndarray]]:
+    """Rows grouped by bucket (stable: each bucket keeps the arrival order); yields the row positions too."""
+    if rows.num_rows == 0:
+        return
+    first = int(buckets[0])
+    if bool((buckets == first).all()):
+        yield first, rows, np.arange(rows.num_rows)
+        return
+    # Bucket ids fit in 16 bits: numpy's stable sort of int16 is a radix sort.
+    order = np.argsort(buckets.astype(np.int16), kind="stable")
+    sorted_b = buckets[order]
+    bounds = np.flatnonzero(np.diff(sorted_b)) + 1
+    starts = np.concatenate(([0], bounds))
+    ends = np.concatenate((bounds, [len(order)]))
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        idx = order[s:e]
+        yield int(sorted_b[s]), rows.take(pa.array(idx)), idx
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct int32s: a sort and a neighbour compare (numpy's hash-based unique is slower here)."""
+    a = np.sort(values)
+    if len(a) < 2:
+        return a
+    keep = np.empty(len(a), dtype=bool)
+    keep[0] = True
+    np.not_equal(a[1:], a[:-1], out=keep[1:])
+    return a[keep]
+
+
+@dataclass(slots=True)
+class DynamicBucketIndex:
+    """The hash index files a writer builds on: the base snapshot's HASH entries, then the files it prepared.
+
+    Also the index maintainer of every bucket the writer touched: new hashes wait here until ``prepare_commit``
+    writes each bucket's file (previous hashes + new ones).
+    """
+
+    file_io: FileIO
+    table_path: str
+    files: dict[tuple[bytes, int], IndexFileMeta]  # (partition, bucket) -> its current HASH index file
+    paths: TablePaths = field(init=False)
+    _new: dict[tuple[bytes, int], list[np.ndarray]] = field(default_factory=dict)
+    _by_partition: dict[bytes, list[int]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.paths = TablePaths(self.table_path)
+        self._by_partition = {}
+        for part, bucket in self.files:
+            self._by_partition.setdefault(part, []).append(bucket)
+
+    @classmethod
+    def latest(cls, *, file_io: FileIO, table_path: str, schema: TableSchema) -> DynamicBucketIndex:
+        """The HASH entries of the table's latest snapshot."""
+        from laketide.meta.snapshot_manager import SnapshotManager
+        from laketide.scan.file_scan import FileStoreScan
+        from laketide.schema.schema_manager import SchemaManager
+
+        latest = SnapshotManager(file_io, table_path).latest_snapshot()
+        files: dict[tuple[bytes, int], IndexFileMeta] = {}
+        if latest is not None:
+            scan = FileStoreScan(file_io=file_io, table_path=table_path,
+                                 schema_manager=SchemaManager(file_io, table_path), schema=schema)
+            for e in scan.index_entries(latest):
+                if e.index_file.index_type == HASH_INDEX:
+                    files[(e.partition, e.bucket)] = e.index_file
+        return cls(file_io=file_io, table_path=table_path, files=files)
+
+    def path(self, meta: IndexFileMeta) -> str:
+        return meta.external_path or f"{self.paths.index_dir}/{meta.file_name}"
+
+    def partition_files(self, partition: bytes) -> list[tuple[int, np.ndarray]]:
+        """(bucket, hashes) of every current hash index file of ``partition``."""
+        return [(b, read_hash_index(self.file_io, self.path(self.files[(partition, b)])))
+                for b in sorted(self._by_partition.get(partition, ()))]
+
+    def notify(self, partition: bytes, bucket: int, hashes: np.ndarray) -> None:
+        """Key hashes written to a bucket (Paimon: DynamicBucketIndexMaintainer.notifyNewRecord)."""
+        self._new.setdefault((partition, bucket), []).append(np.asarray(hashes, dtype=np.int32))
+
+    def prepare_commit(self) -> dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]]:
+        """Write a new index file for every bucket that gained hashes: (new file, the file it replaces)."""
+        out: dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]] = {}
+        for key, parts in self._new.items():
+            previous = self.files.get(key)
+            old = read_hash_index(self.file_io, self.path(previous)) if previous is not None else None
+            merged = _sorted_unique(np.concatenate(parts if old is None else [old, *parts]))
+            if old is not None and len(merged) == len(old):
+                continue  # no new key in this bucket: the previous file stays (Java's `modified` flag)
+            meta = write_hash_index(self.file_io, self.paths.index_dir, self.paths.new_index_file_name(), merged)
+            out[key] = (meta, previous)
+            if key not in self.files:
+                self._by_partition.setdefault(key[0], []).append(key[1])
+            self.files[key] = meta
+        self._new.clear()
+        return out
+
+    def abort(self) -> None:
+        self._new.clear()
+
+
+@dataclass(slots=True)
+class HashBucketAssigner:
+    """The assigners of one writer: ``assign_ids`` of ``layout`` (all of them in plain Python, one in a Spark task).
+
+    Paimon: index.HashBucketAssigner (one per assign id), with the loads of a partition shared between them.
+    """
+
+    index: DynamicBucketIndex
+    layout: AssignerLayout
+    target_row_num: int
+    max_buckets: int = -1
+    assign_ids: tuple[int, ...] | None = None  # None: every assigner id (in-process sharding)
+    seed: int | None = None
+    _partitions: dict[bytes, dict[int, PartitionIndex]] = field(default_factory=dict)
+    _rng: np.random.Generator = field(init=False)
+    loads: int = 0  # partition loads so far (evicted partitions load again)
+
+    def __post_init__(self) -> None:
+        self._rng = np.random.default_rng(self.seed)
+
+    @property
+    def ids(self) -> tuple[int, ...]:
+        return self.assign_ids if self.assign_ids is not None else tuple(range(self.layout.num_channels))
+
+    def _owned(self, assign_id: int) -> int:
+        return assign_id % self.layout.num_assigners
+
+    def _load(self, partition: bytes, p_hash: int) -> dict[int, PartitionIndex]:
+        files = self.index.partition_files(partition)
+        self.loads += 1
+        lay = self.layout
+        out: dict[int, PartitionIndex] = {}
+        for aid in self.ids:
+            def keep(h: np.ndarray, aid: int = aid) -> np.ndarray:
+                return compute_assigner(p_hash, h, num_channels=lay.num_channels,
+                                        num_assigners=lay.num_assigners) == aid
+
+            out[aid] = PartitionIndex.load(
+                files, target_row_num=self.target_row_num, keep_hash=keep if lay.num_channels > 1 else None,
+                my_bucket=_owner_filter(lay.num_assigners, self._owned(aid)),
+            )
+        return out
+
+    def assign(self, partition: bytes, key_hashes: np.ndarray) -> np.ndarray:
+        """Bucket of every key of one partition, in order (vectorized per assigner)."""
+        p_hash = partition_hash(partition)
+        indexes = self._partitions.get(partition)
+        if indexes is None:
+            indexes = self._partitions[partition] = self._load(partition, p_hash)
+        lay = self.layout
+        who = compute_assigner(p_hash, key_hashes, num_channels=lay.num_channels, num_assigners=lay.num_assigners)
+        out = np.empty(len(key_hashes), dtype=np.int32)
+        for aid in np.unique(who).tolist():
+            index = indexes.get(aid)
+            if index is None:
+                raise ValueError(f"keys of assigner {aid} reached a writer that only assigns {self.ids}")
+            mask = who == aid
+            out[mask] = index.assign(
+                key_hashes[mask], my_bucket=_owner_filter(lay.num_assigners, self._owned(aid)),
+                max_buckets=self.max_buckets, rng=self._rng,
+            )
+        return out
+
+    def prepare_commit(self) -> None:
+        """Drop the partitions not touched since the last call (they reload from the index files on demand)."""
+        for part in list(self._partitions):
+            indexes = self._partitions[part]
+            if not any(ix.accessed for ix in indexes.values()):
+                del self._partitions[part]
+                continue
+            for ix in indexes.values():
+                ix.accessed = False
+
+    @property
+    def cached_partitions(self) -> list[bytes]:
+        return list(self._partitions)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(ix.nbytes for indexes in self._partitions.values() for ix in indexes.values())
+
+
+def _owner_filter(num_assigners: int, owned: int) -> Callable[[int], bool]:
+    def mine(bucket: int) -> bool:
+        return bucket % num_assigners == owned
+
+    return mine
+
+
+def route_dynamic(
+    table: pa.Table,
+    *,
+    schema: TableSchema,
+    partition_types: Sequence[object],
+    index: DynamicBucketIndex,
+    assigner: HashBucketAssigner | None,
+    assigned: np.ndarray | None = None,
+) -> Iterator[Group]:
+    """Split rows by partition, assign buckets (or take ``assigned``), record key hashes; yield bucket groups."""
+    keys = schema.trimmed_primary_keys
+    key_types = [schema.field(k).type for k in keys]
+    if assigned is not None:
+        table = table.append_column(ASSIGNED_BUCKET_COLUMN, pa.array(assigned, pa.int32()))
+    for group in split_by_partition_and_bucket(table, partition_keys=schema.partition_keys, bucket_keys=[],
+                                               bucket_key_types=[], num_buckets=0):
+        rows = group.rows
+        part = serialize_binary_row(list(group.partition), partition_types)  # type: ignore[arg-type]
+        hashes = hash_rows(rows, keys, key_types)
+        if assigned is not None:
+            buckets = np.asarray(rows.column(ASSIGNED_BUCKET_COLUMN).to_numpy(zero_copy_only=False), np.int32)
+            rows = rows.drop_columns([ASSIGNED_BUCKET_COLUMN])
+        else:
+            assert assigner is not None
+            buckets = assigner.assign(part, hashes)
+        for bucket, bucket_rows, idx in split_by_bucket(rows, buckets):
+            index.notify(part, bucket, hashes[idx])
+            yield Group(group.partition, bucket, bucket_rows)
+
+
+def assign_buckets(table: pa.Table, *, schema: TableSchema, assigner: HashBucketAssigner) -> np.ndarray:
+    """The bucket of every row, in row order (Spark's assigner stage: rows go on to the writers with it)."""
+    out = np.empty(table.num_rows, dtype=np.int32)
+    if table.num_rows == 0:
+        return out
+    keys = schema.trimmed_primary_keys
+    hashes = hash_rows(table, keys, [schema.field(k).type for k in keys])
+    part_types = [f.type for f in schema.partition_fields]
+    if not schema.partition_keys:
+        out[:] = assigner.assign(serialize_binary_row([], []), hashes)
+        return out
+    indexed = table.select(list(schema.partition_keys)).append_column("__row", pa.array(np.arange(table.num_rows)))
+    for group in split_by_partition_and_bucket(indexed, partition_keys=schema.partition_keys, bucket_keys=[],
+                                               bucket_key_types=[], num_buckets=0):
+        rows = np.asarray(group.rows.column("__row").to_numpy())
+        part = serialize_binary_row(list(group.partition), part_types)
+        out[rows] = assigner.assign(part, hashes[rows])
+    return out

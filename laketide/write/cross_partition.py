@@ -1,0 +1,364 @@
+"""Cross-partition upsert: a primary key that does not hold every partition key, so a key may change partition.
+
+The writer keeps key -> (partition, bucket) for every live key, bootstrapped by reading the primary keys of the
+latest snapshot (all levels, per bucket), and routes each batch with whole-array operations:
+
+- deduplicate: a key ends where its last row says; if that is another partition than before, a delete goes to
+  the old (partition, bucket) and the rows go to the new partition (into a bucket with room);
+- partial-update / aggregation: rows of a known key are rewritten into the key's old partition and bucket;
+- first-row: rows of a known key in another partition are dropped (the old row stays).
+
+New keys fill buckets as Paimon's cross-partition BucketAssigner does (the lowest bucket under
+``dynamic-bucket.target-row-num``, else a new id). No hash index files are written in this mode (Java's
+KEY_DYNAMIC). ``cross-partition-upsert.index-ttl`` skips buckets whose files are all older than the TTL during
+the bootstrap: their keys are treated as new (they may then exist twice, as in Java). The bootstrap reads every
+key of the table once per writer: ``bootstrap_stats`` reports what it cost.
+
+Paimon: crosspartition.GlobalIndexAssigner, IndexBootstrap, BucketAssigner, ExistingProcessor (Delete / UseOld /
+SkipNew)
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from laketide.fs import FileIO
+from laketide.mergetree.kv import VALUE_KIND, RowKind
+from laketide.meta.binary_row import serialize_binary_row, serialize_rows_arrow
+from laketide.options import CoreOptions, MergeEngine, parse_duration
+from laketide.schema.table_schema import TableSchema
+from laketide.types import DataType, to_arrow_type
+from laketide.write.bucketing import Group
+
+__all__ = ["BootstrapStats", "CrossPartitionAssigner", "key_bytes"]
+
+
+def key_bytes(rows: pa.Table, columns: Sequence[str], types: Sequence[DataType]) -> pa.Array:
+    """The BinaryRow bytes of each row's primary key, as one large_binary array (exact key identity)."""
+    buf = serialize_rows_arrow(rows, columns, types)
+    return pa.Array.from_buffers(pa.large_binary(), len(buf), [None, pa.py_buffer(buf.offsets.astype(np.int64)),
+                                                               pa.py_buffer(buf.data)])
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BootstrapStats:
+    keys: int
+    duplicate_keys: int
+    buckets_read: int
+    buckets_skipped_by_ttl: int
+    seconds: float
+    index_bytes: int
+
+
+@dataclass(slots=True)
+class CrossPartitionAssigner:
+    """key -> (partition, bucket) of one writer (or one assigner of ``num_assigners``)."""
+
+    schema: TableSchema
+    target_row_num: int
+    num_assigners: int = 1
+    assign_id: int = 0
+    keys: pa.Array = field(default_factory=lambda: pa.array([], pa.large_binary()))
+    part_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # -1: deleted
+    bucket_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    partitions: list[bytes] = field(default_factory=list)  # partition id -> BinaryRow bytes
+    part_values: list[tuple[object, ...]] = field(default_factory=list)
+    counts: dict[int, dict[int, int]] = field(default_factory=dict)  # partition id -> bucket -> keys
+    bootstrap_stats: BootstrapStats | None = None
+    _part_ids: dict[bytes, int] = field(default_factory=dict)
+    _part_columns: list[pa.Array] = field(default_factory=list)  # per partition key: value of each partition id
+
+    # -- setup ---------------------------------------------------------------------------------------------------
+    @property
+    def engine(self) -> MergeEngine:
+        return CoreOptions(self.schema.options).merge_engine
+
+    def _part_types(self) -> list[DataType]:
+        return [f.type for f in self.schema.partition_fields]
+
+    def partition_id(self, values: tuple[object, ...]) -> int:
+        part = serialize_binary_row(list(values), self._part_types())
+        pid = self._part_ids.get(part)
+        if pid is None:
+            pid = self._part_ids[part] = len(self.partitions)
+            self.partitions.append(part)
+            self.part_values.append(values)
+            self._part_columns = [
+                pa.array([v[i] for v in self.part_values], to_arrow_type(t))
+                for i, t in enumerate(self._part_types())
+            ]
+        return pid
+
+    @classmethod
+    def bootstrap(cls, *, file_io: FileIO, table_path: str, schema: TableSchema, num_assigners: int = 1,
+                  assign_id: int = 0, now_ms: int | None = None) -> CrossPartitionAssigner:
+        """Read every live key of the latest snapshot with its partition and bucket (Paimon: IndexBootstrap)."""
+        from laketide.meta.snapshot_manager import SnapshotManager
+        from laketide.scan.file_scan import FileStoreScan
+        from laketide.scan.split import generate_splits
+        from laketide.scan.split_read import SplitRead
+        from laketide.schema.schema_manager import SchemaManager
+
+        started = time.perf_counter()
+        options = CoreOptions(schema.options)
+        out = cls(schema=schema, target_row_num=options.dynamic_bucket_target_row_num,
+                  num_assigners=num_assigners, assign_id=assign_id)
+        latest = SnapshotManager(file_io, table_path).latest_snapshot()
+        read = skipped = dups = 0
+        if latest is not None:
+            schema_manager = SchemaManager(file_io, table_path)
+            scan = FileStoreScan(file_io=file_io, table_path=table_path, schema_manager=schema_manager,
+                                 schema=schema)
+            entries = [e for e in scan.plan(latest) if e.bucket % num_assigners == assign_id]
+            ttl = options.raw("cross-partition-upsert.index-ttl")
+            if ttl:
+                keep = _fresh_buckets(entries, parse_duration(ttl), now_ms=now_ms)
+                before = {(e.partition, e.bucket) for e in entries}
+                entries = [e for e in entries if (e.partition, e.bucket) in keep]
+                skipped = len(before) - len(keep)
+            values = {e.partition: scan.partition_codec.values(e.partition) for e in entries}
+            splits = generate_splits(entries, snapshot_id=latest.id, table_path=table_path,
+                                     partition_keys=schema.partition_keys, partition_values=values,
+                                     default_partition_name=options.partition_default_name, merge=True,
+                                     target_size=1 << 62)
+            pk = list(schema.primary_keys)
+            reader = SplitRead(file_io=file_io, schema_manager=schema_manager, read_schema=schema, columns=pk,
+                               predicate=None, batch_size=options.read_batch_size * 64)
+            types = [schema.field(k).type for k in pk]
+            key_chunks: list[pa.Array] = []
+            parts: list[np.ndarray] = []
+            buckets: list[np.ndarray] = []
+            for split in splits:
+                read += 1
+                pid = out.partition_id(tuple(split.partition_values))
+                for batch in reader.read(split):
+                    if batch.num_rows == 0:
+                        continue
+                    key_chunks.append(key_bytes(pa.Table.from_batches([batch]), pk, types))
+                    parts.append(np.full(batch.num_rows, pid, np.int32))
+                    buckets.append(np.full(batch.num_rows, split.bucket, np.int32))
+            if key_chunks:
+                keys = pa.concat_arrays(key_chunks)
+                part_of, bucket_of = np.concatenate(parts), np.concatenate(buckets)
+                # A key in two places means two jobs wrote the table: keep the first, report the rest.
+                encoded = pc.dictionary_encode(keys)
+                _, first = np.unique(encoded.indices.to_numpy(), return_index=True)
+                dups = len(keys) - len(first)
+                out.keys = keys.take(pa.array(first)) if dups else keys
+                out.part_of = part_of[first] if dups else part_of
+                out.bucket_of = bucket_of[first] if dups else bucket_of
+                codes = out.part_of.astype(np.int64) * (1 << 16) + out.bucket_of
+                uniq, cnt = np.unique(codes, return_counts=True)
+                for code, c in zip(uniq.tolist(), cnt.tolist()):
+                    out.counts.setdefault(code >> 16, {})[code & 0xFFFF] = c
+        out.bootstrap_stats = BootstrapStats(
+            keys=len(out.keys), duplicate_keys=dups, buckets_read=read, buckets_skipped_by_ttl=skipped,
+            seconds=time.perf_counter() - started,
+            index_bytes=out.keys.nbytes + out.part_of.nbytes + out.bucket_of.nbytes,
+        )
+        return out
+
+    # -- assignment ----------------------------------------------------------------------------------------------
+    def _new_buckets(self, pids: np.ndarray) -> np.ndarray:
+        """Buckets for new keys (their partition ids, in arrival order) (Paimon: crosspartition.BucketAssigner)."""
+        out = np.empty(len(pids), dtype=np.int32)
+        for pid in np.unique(pids).tolist():
+            mask = pids == pid
+            m = int(mask.sum())
+            stats = self.counts.setdefault(pid, {})
+            given = np.empty(m, dtype=np.int32)
+            filled = 0
+            for bucket in sorted(stats):
+                if bucket % self.num_assigners != self.assign_id or stats[bucket] >= self.target_row_num:
+                    continue
+                take = min(self.target_row_num - stats[bucket], m - filled)
+                given[filled:filled + take] = bucket
+                stats[bucket] += take
+                filled += take
+                if filled == m:
+                    break
+            candidate = 0
+            while filled < m:
+                while candidate in stats or candidate % self.num_assigners != self.assign_id:
+                    candidate += 1
+                take = min(self.target_row_num, m - filled)
+                given[filled:filled + take] = candidate
+                stats[candidate] = take
+                filled += take
+            out[mask] = given
+        return out
+
+    def route(self, table: pa.Table, *, partition_types: Sequence[DataType] | None = None) -> Iterator[Group]:
+        """Route rows (with their ``_VALUE_KIND``) to (partition, bucket) groups, updating the key index."""
+        del partition_types  # the assigner knows them from the schema
+        n = table.num_rows
+        if n == 0:
+            return
+        schema = self.schema
+        pk = list(schema.primary_keys)
+        kb = key_bytes(table, pk, [schema.field(k).type for k in pk])
+        encoded = pc.dictionary_encode(kb)
+        codes = encoded.indices.to_numpy().astype(np.int64)
+        uniq_keys = encoded.dictionary
+        u = len(uniq_keys)
+        row_part = self._row_partitions(table)
+        kinds = np.asarray(table.column(VALUE_KIND).to_numpy(), dtype=np.int8)
+        retract = (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
+        # first / last row of each key
+        order = np.arange(n)
+        first = np.full(u, n, dtype=np.int64)
+        np.minimum.at(first, codes, order)
+        last = np.full(u, -1, dtype=np.int64)
+        np.maximum.at(last, codes, order)
+        # where each key lives now
+        pos = pc.fill_null(pc.index_in(uniq_keys, value_set=self.keys), -1).to_numpy().astype(np.int64)
+        in_index = pos >= 0
+        old_part = np.full(u, -1, np.int32)
+        old_bucket = np.full(u, -1, np.int32)
+        old_part[in_index] = self.part_of[pos[in_index]]
+        old_bucket[in_index] = self.bucket_of[pos[in_index]]
+        known = old_part >= 0
+        engine = self.engine
+        if engine is MergeEngine.DEDUPLICATE:
+            target = row_part[last]
+            ends_deleted = retract[last]
+        else:
+            target = np.where(known, old_part, row_part[first])
+            ends_deleted = np.zeros(u, dtype=bool)
+        moved = known & (old_part != target)
+        stays = known & ~moved
+        # rows kept, and whether they need a new bucket
+        if engine is MergeEngine.DEDUPLICATE:
+            live = ~ends_deleted | stays  # a key deleted in place keeps its rows (the delete among them)
+            keep = (row_part == target[codes]) & live[codes]
+        elif engine is MergeEngine.FIRST_ROW:
+            keep = row_part == target[codes]
+        else:
+            keep = np.ones(n, dtype=bool)
+        needs_new = ~stays & ~ends_deleted
+        if engine is not MergeEngine.DEDUPLICATE:
+            needs_new = ~known
+        # moving keys leave their old bucket
+        if engine is MergeEngine.DEDUPLICATE:
+            for pid, bucket in zip(old_part[known & (moved | ends_deleted)].tolist(),
+                                   old_bucket[known & (moved | ends_deleted)].tolist()):
+                stats = self.counts.get(pid)
+                if stats is not None and stats.get(bucket, 0) > 0:
+                    stats[bucket] -= 1
+        new_bucket = np.full(u, -1, np.int32)
+        if needs_new.any():
+            new_bucket[needs_new] = self._new_buckets(target[needs_new])
+        key_bucket = np.where(stays | (known & (engine is not MergeEngine.DEDUPLICATE)), old_bucket, new_bucket)
+        # rows: rewrite the partition where it differs from the key's (partial-update / aggregation)
+        kept_idx = np.flatnonzero(keep)
+        rows = table.take(pa.array(kept_idx))
+        row_codes = codes[kept_idx]
+        rows_pid = target[row_codes]
+        rows_bucket = key_bucket[row_codes]
+        if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE):
+            rows = self._set_partitions(rows, rows_pid, changed=row_part[kept_idx] != rows_pid)
+        pieces = [rows]
+        pid_parts = [rows_pid]
+        bucket_parts = [rows_bucket]
+        if engine is MergeEngine.DEDUPLICATE:
+            gone = np.flatnonzero(moved)
+            if len(gone):
+                deletes = table.take(pa.array(last[gone]))
+                deletes = self._set_partitions(deletes, old_part[gone], changed=np.ones(len(gone), bool))
+                kind_col = deletes.schema.get_field_index(VALUE_KIND)
+                deletes = deletes.set_column(kind_col, deletes.schema.field(kind_col),
+                                             pa.array(np.full(len(gone), int(RowKind.DELETE), np.int8)))
+                pieces.append(deletes)
+                pid_parts.append(old_part[gone])
+                bucket_parts.append(old_bucket[gone])
+        self._update_index(uniq_keys, pos, known, target, key_bucket, ends_deleted & (engine is MergeEngine.DEDUPLICATE))
+        all_rows = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
+        yield from self._groups(all_rows, np.concatenate(pid_parts), np.concatenate(bucket_parts))
+
+    def _row_partitions(self, table: pa.Table) -> np.ndarray:
+        keys = list(self.schema.partition_keys)
+        code = np.zeros(table.num_rows, dtype=np.int64)
+        radix = 1
+        dictionaries = []
+        idxs = []
+        for name in keys:
+            enc = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
+            idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            dictionaries.append(enc.dictionary)
+            idxs.append(idx)
+            code += idx * radix
+            radix *= max(len(enc.dictionary), 1)
+        uniq, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        gid = np.empty(len(uniq), dtype=np.int32)
+        for j, row in enumerate(first.tolist()):
+            values = tuple(d[int(i[row])].as_py() for d, i in zip(dictionaries, idxs))
+            gid[j] = self.partition_id(values)
+        return gid[inverse.reshape(-1)]
+
+    def _set_partitions(self, rows: pa.Table, pids: np.ndarray, *, changed: np.ndarray) -> pa.Table:
+        if not changed.any():
+            return rows
+        ids = pa.array(pids.astype(np.int32))
+        for name, values in zip(self.schema.partition_keys, self._part_columns):
+            col = rows.schema.get_field_index(name)
+            rows = rows.set_column(col, rows.schema.field(col), pc.take(values, ids).cast(rows.schema.field(col).type))
+        return rows
+
+    def _update_index(self, uniq_keys: pa.Array, pos: np.ndarray, known: np.ndarray, target: np.ndarray,
+                      bucket: np.ndarray, deleted: np.ndarray) -> None:
+        located = bucket >= 0
+        upd = known & located & ~deleted
+        self.part_of[pos[upd]] = target[upd]
+        self.bucket_of[pos[upd]] = bucket[upd]
+        gone = known & deleted
+        self.part_of[pos[gone]] = -1
+        add = ~known & located & ~deleted
+        if add.any():
+            idx = np.flatnonzero(add)
+            # a key that was deleted before is re-added in place of its tombstone
+            revived = (pos >= 0) & add
+            self.part_of[pos[revived]] = target[revived]
+            self.bucket_of[pos[revived]] = bucket[revived]
+            fresh = idx[pos[idx] < 0]
+            if len(fresh):
+                self.keys = pa.concat_arrays([self.keys, uniq_keys.take(pa.array(fresh))])
+                self.part_of = np.concatenate([self.part_of, target[fresh].astype(np.int32)])
+                self.bucket_of = np.concatenate([self.bucket_of, bucket[fresh].astype(np.int32)])
+
+    def _groups(self, rows: pa.Table, pids: np.ndarray, buckets: np.ndarray) -> Iterator[Group]:
+        if rows.num_rows == 0:
+            return
+        code = pids.astype(np.int64) * (1 << 16) + buckets
+        order = np.argsort(code, kind="stable")
+        sorted_code = code[order]
+        bounds = np.flatnonzero(np.diff(sorted_code)) + 1
+        starts = np.concatenate(([0], bounds)).tolist()
+        ends = np.concatenate((bounds, [len(order)])).tolist()
+        taken = rows.take(pa.array(order))
+        for s, e in zip(starts, ends):
+            c = int(sorted_code[s])
+            yield Group(self.part_values[c >> 16], c & 0xFFFF, taken.slice(s, e - s))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.part_of.nbytes + self.bucket_of.nbytes)
+
+
+def _fresh_buckets(entries: Sequence[object], ttl_ms: int, *, now_ms: int | None) -> set[tuple[bytes, int]]:
+    """Buckets with at least one file younger than the TTL (creation times are local wall-clock millis)."""
+    if now_ms is None:
+        offset = _dt.datetime.now().astimezone().utcoffset() or _dt.timedelta(0)
+        now_ms = int(time.time() * 1000 + offset.total_seconds() * 1000)
+    out: set[tuple[bytes, int]] = set()
+    for e in entries:
+        created = e.file.creation_time_ms  # type: ignore[attr-defined]
+        if created is None or now_ms <= created + ttl_ms:
+            out.add((e.partition, e.bucket))  # type: ignore[attr-defined]
+    return out
