@@ -7,7 +7,7 @@ PYPAIMON_PIN := pypaimon==2.1.0
 # pypaimon's optional Rust runtime (write.native.enabled / read.native.enabled), a benchmark peer.
 PYPAIMON_RUST_PIN := pypaimon-rust==0.4.0
 
-.PHONY: demo test bench setup interop-setup clean
+.PHONY: demo demo-python java-check test bench setup interop-setup clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,14 +24,34 @@ $(INTEROP_VENV)/.installed: Makefile
 setup: $(VENV)/.installed
 interop-setup: $(INTEROP_VENV)/.installed
 
-demo: setup
+# The demo job is a streaming pipeline on local Spark: it needs Java 17+ and the `spark` extra (+ pandas for
+# PySpark's Arrow hops).
+$(VENV)/.spark-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e '.[spark,pandas]'
+	touch $@
+
+java-check:
+	@command -v java >/dev/null 2>&1 || { echo "make demo runs Spark, which needs Java 17+ on PATH (e.g. apt-get install openjdk-17-jre-headless)"; exit 1; }
+	@v=$$(java -version 2>&1 | awk -F'"' '/version/ {split($$2, p, "."); print (p[1] == "1" ? p[2] : p[1]); exit}'); \
+	  [ "$${v:-0}" -ge 17 ] || { echo "make demo runs Spark, which needs Java 17+; found Java $$v"; exit 1; }
+
+demo: setup $(VENV)/.spark-installed java-check
+	$(PY) -W ignore::FutureWarning -m laketide.spark.demo_pipeline --warehouse demo-warehouse
+
+# The same table operations in plain Python (no JVM): write, append, overwrite a partition, evolve, read.
+demo-python: setup
 	$(PY) -m laketide.demo --warehouse demo-warehouse
 
 test: setup interop-setup
 	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python $(PY) -m pytest -q tests
 
-bench: setup interop-setup
-	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python $(PY) -m bench
+# The benchmark's own peers (deltalake) and chart (matplotlib) come with the `bench` extra.
+$(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+bench: setup interop-setup $(VENV)/.bench-installed
+	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python MPLBACKEND=Agg $(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(INTEROP_VENV) demo-warehouse

@@ -1,26 +1,126 @@
-"""``python -m bench`` (``make bench``): every benchmark, results under bench/results/."""
+"""``python -m bench`` (``make bench``): every suite at every size, results under bench/results/, BENCHMARKS.md.
+
+Each (suite, size) runs in a fresh subprocess (bench/worker.py) so peak RSS is measured per workload from a
+clean interpreter and one suite's failure is reported without stopping the others. The default sizes and
+peer caps are chosen so that the whole run finishes in under 10 minutes on 2 cores; the total is printed.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
-from bench import append_table, pk_table
+from bench.report import draw_chart, machine_facts, render
+from bench.suite import Peers
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+SIZE_SUITES = ("append", "pk", "compaction", "filtered", "merge_engines")
+DEFAULT_SIZES = "100000,500000,2000000"
+SUITE_TIMEOUT_S = 1800
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--no-peers", action="store_true", help="skip pypaimon in the primary-key benchmark")
-    args = parser.parse_args()
-    out = Path(__file__).parent / "results"
-    text = "# laketide benchmarks\n\n## Append table (2 cores)\n\n"
-    text += append_table.run(args.rows, repeat=args.repeat, out_dir=out)
-    text += "\n## Primary-key table, 4 buckets: write, upsert rows/4 (half new keys), merge read (2 cores)\n\n"
-    text += pk_table.run(args.rows, repeat=args.repeat, out_dir=out, peers=not args.no_peers)
+def _sizes(text: str) -> list[int]:
+    sizes = sorted({int(float(s)) for s in text.split(",") if s.strip()})
+    if not sizes or sizes[0] <= 0:
+        raise argparse.ArgumentTypeError(f"--sizes needs positive row counts, got {text!r}")
+    return sizes
+
+
+def _run_worker(suite: str, rows: int, *, repeat: int, peers: Peers, tmp: Path) -> dict[str, Any]:
+    out = tmp / f"{suite}-{rows}.json"
+    command = [sys.executable, "-m", "bench.worker", suite, str(rows), "--repeat", str(repeat), "--out", str(out),
+               "--peers", json.dumps(asdict(peers))]
+    t0 = time.perf_counter()
+    try:
+        completed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=SUITE_TIMEOUT_S,
+                                   check=False)
+    except subprocess.TimeoutExpired:
+        return {"suite": suite, "rows": rows, "error": f"timed out after {SUITE_TIMEOUT_S} s"}
+    if out.is_file():
+        payload: dict[str, Any] = json.loads(out.read_text())
+    else:
+        payload = {"suite": suite, "rows": rows,
+                   "error": f"worker exited {completed.returncode}: {completed.stderr.strip()[-300:]}"}
+    payload["wall_s"] = time.perf_counter() - t0
+    return payload
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=_sizes, default=_sizes(DEFAULT_SIZES),
+                        help=f"base row counts, comma-separated (default {DEFAULT_SIZES})")
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions per workload (median of them), >= 3")
+    parser.add_argument("--suites", default=",".join((*SIZE_SUITES, "commit_latency", "spark")),
+                        help="comma-separated subset of: " + ", ".join((*SIZE_SUITES, "commit_latency", "spark")))
+    parser.add_argument("--commits", type=int, default=500, help="history length for commit latency")
+    parser.add_argument("--spark-rows", type=int, default=None, help="rows for the Spark suite (default: middle size)")
+    parser.add_argument("--pypaimon-max-rows", type=int, default=Peers().pypaimon_max_rows,
+                        help="largest size at which pure-Python pypaimon runs (it is slow)")
+    parser.add_argument("--no-peers", action="store_true", help="laketide and the floors only")
+    parser.add_argument("--no-deltalake", action="store_true")
+    parser.add_argument("--no-pypaimon", action="store_true", help="neither pypaimon runtime")
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--markdown", type=Path, default=ROOT / "BENCHMARKS.md")
+    parser.add_argument("--from-json", type=Path, default=None,
+                        help="re-render BENCHMARKS.md and the chart from a results.json, running nothing")
+    args = parser.parse_args(argv)
+    if args.from_json is not None:
+        saved = json.loads(args.from_json.read_text())
+        _publish(saved["suites"], sizes=saved["sizes"], facts=saved["facts"], command=saved["command"],
+                 total=saved["total_s"], out=args.out, markdown=args.markdown)
+        return
+    if args.repeat < 3:
+        parser.error("--repeat must be >= 3 (results are medians with min/max)")
+    suites = [s.strip() for s in args.suites.split(",") if s.strip()]
+    peers = Peers.floors_only() if args.no_peers else Peers(
+        deltalake=not args.no_deltalake, pypaimon=not args.no_pypaimon, pypaimon_rust=not args.no_pypaimon,
+        pypaimon_max_rows=args.pypaimon_max_rows)
+    spark_rows = args.spark_rows or args.sizes[len(args.sizes) // 2]
+
+    plan = [(s, rows) for rows in args.sizes for s in SIZE_SUITES if s in suites]
+    if "commit_latency" in suites:
+        plan.append(("commit_latency", args.commits))
+    if "spark" in suites:
+        plan.append(("spark", spark_rows))
+    t0 = time.perf_counter()
+    payloads = []
+    with tempfile.TemporaryDirectory(prefix="laketide-bench-") as tmp:
+        for suite, rows in plan:
+            print(f"[{time.perf_counter() - t0:6.0f} s] {suite} at {rows:,} ...", flush=True)
+            payload = _run_worker(suite, rows, repeat=args.repeat, peers=peers, tmp=Path(tmp))
+            if "error" in payload:
+                print(f"    failed: {payload['error']}", flush=True)
+            payloads.append(payload)
+    total = time.perf_counter() - t0
+    args.out.mkdir(parents=True, exist_ok=True)
+    facts = machine_facts()
+    command = ("python -m bench " + shlex.join(argv if argv is not None else sys.argv[1:])).strip()
+    (args.out / "results.json").write_text(json.dumps(
+        {"command": command, "total_s": total, "sizes": args.sizes, "peers": asdict(peers), "facts": facts,
+         "suites": payloads}, indent=1, default=str))
+    _publish(payloads, sizes=args.sizes, facts=facts, command=command, total=total, out=args.out,
+             markdown=args.markdown)
+
+
+def _publish(payloads: list[dict[str, Any]], *, sizes: list[int], facts: dict[str, str], command: str,
+             total: float, out: Path, markdown: Path) -> None:
+    chart = draw_chart(payloads, out / "ratios.png", scale=max(sizes))
+    chart_ref = None if chart is None else Path(os.path.relpath(chart, markdown.resolve().parent)).as_posix()
+    text = render(payloads, sizes=sizes, facts=facts, command=command, total_s=total, chart=chart_ref)
+    markdown.write_text(text)
     print(text)
-    (Path(__file__).parent.parent / "BENCHMARKS.md").write_text(text)
+    print(f"results: {out / 'results.json'}; summary: {markdown}; chart: {chart or 'matplotlib missing'}")
+    print(f"total time: {total:.0f} s ({total / 60:.1f} min)")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,11 @@
-"""Timing, peak memory and result files for the benchmarks."""
+"""Timing, peak memory and result records for the benchmarks.
+
+Peak RSS is measured per workload: before each timed call the process's high-water mark (``VmHWM``) is reset
+through ``/proc/self/clear_refs`` (Linux >= 4.0) and read back after it, so a Result's ``peak_rss_mb`` is the
+largest resident set of the process while that engine ran that workload. The number includes what the process
+already held (the suite's input data), which is why each suite runs in a fresh subprocess (bench/worker.py).
+Where the reset is not possible the process-wide peak since start is recorded and ``rss_scope`` says so.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +16,26 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
+
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+_STATUS = Path("/proc/self/status")
 
 
 @dataclass
 class Result:
+    """One engine on one workload at one scale: every repetition's seconds, or why it could not run."""
+
     workload: str
     engine: str
     rows: int
     seconds: list[float] = field(default_factory=list)
     error: str | None = None
+    peak_rss_mb: float | None = None
+    rss_scope: str = "per workload"
+    floor: bool = False
+    note: str | None = None
+    scale: int = 0  # the suite's size (base rows); ``rows`` is what this workload processed
 
     @property
     def median(self) -> float:
@@ -25,49 +43,110 @@ class Result:
 
     @property
     def rows_per_s(self) -> float:
-        return self.rows / self.median if self.seconds else float("nan")
+        return self.rows / self.median if self.seconds and self.median > 0 else float("nan")
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.seconds)
+
+    def add(self, seconds: float, peak_mb: float | None) -> None:
+        self.seconds.append(seconds)
+        if peak_mb is not None:
+            self.peak_rss_mb = max(self.peak_rss_mb or 0.0, peak_mb)
+
+    def to_json(self) -> dict[str, Any]:
+        payload = asdict(self)
+        payload["median"] = self.median if self.seconds else None
+        payload["min"] = min(self.seconds) if self.seconds else None
+        payload["max"] = max(self.seconds) if self.seconds else None
+        payload["rows_per_s"] = self.rows_per_s if self.seconds else None
+        return payload
+
+    @staticmethod
+    def from_json(payload: dict[str, Any]) -> Result:
+        names = {f for f in Result.__dataclass_fields__}
+        return Result(**{k: v for k, v in payload.items() if k in names})
+
+
+def cannot_run(workload: str, engine: str, rows: int, reason: str, *, scale: int = 0) -> Result:
+    return Result(workload, engine, rows, error=reason[:400], scale=scale)
+
+
+def _reset_peak() -> bool:
+    try:
+        _CLEAR_REFS.write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def _vm_hwm_mb() -> float | None:
+    try:
+        for line in _STATUS.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def peak_rss_mb() -> float:
+    """The process-wide peak resident set since start, in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed(fn: Callable[[], object]) -> tuple[float, float | None, bool]:
+    """Run ``fn`` once: (seconds, peak RSS MiB during it, whether the peak is per call or process-wide)."""
+    per_call = _reset_peak()
+    t0 = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - t0
+    peak = _vm_hwm_mb() if per_call else None
+    return seconds, peak if peak is not None else peak_rss_mb(), per_call
 
 
 def measure(workload: str, engine: str, rows: int, fn: Callable[[], object], *, repeat: int = 3,
-            setup: Callable[[], object] | None = None) -> Result:
-    """Median of ``repeat`` runs of ``fn`` (``setup`` runs before each, untimed). A failure is recorded."""
-    res = Result(workload, engine, rows)
+            setup: Callable[[], object] | None = None, floor: bool = False, note: str | None = None) -> Result:
+    """Time ``repeat`` runs of ``fn`` (``setup`` runs before each, untimed). A failure is recorded, not raised."""
+    res = Result(workload, engine, rows, floor=floor, note=note)
     try:
         for _ in range(repeat):
             if setup is not None:
                 setup()
-            t0 = time.perf_counter()
-            fn()
-            res.seconds.append(time.perf_counter() - t0)
+            seconds, peak, per_call = timed(fn)
+            res.add(seconds, peak)
+            if not per_call:
+                res.rss_scope = "process-wide"
     except Exception as e:  # noqa: BLE001 - a peer that cannot run a workload is reported, not fatal
-        res.error = f"{type(e).__name__}: {e}"[:300]
+        res.error = f"{type(e).__name__}: {e}"[:400]
         res.seconds.clear()
     return res
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def fmt_ratio(value: float | None) -> str:
+    if value is None or value != value:  # NaN
+        return "-"
+    if value < 0.1:
+        return f"{value:.3f}x"
+    return f"{value:.2f}x" if value < 100 else f"{value:.0f}x"
 
 
 def report(results: list[Result], *, floor_engine: str, out_dir: Path, name: str) -> str:
-    """Print and save a table with each engine's ratio to the floor of the same workload (>1 = faster)."""
+    """Save ``results`` as ``<name>.json`` and return a Markdown table with each ratio to the floor (>1 = faster)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    floors = {r.workload: r.median for r in results if r.engine == floor_engine and r.seconds}
-    lines = [f"| workload | engine | rows | median s | min s | max s | rows/s | ratio to {floor_engine} |",
-             "|---|---|---|---|---|---|---|---|"]
+    floors = {r.workload: r.median for r in results if r.engine == floor_engine and r.ok}
+    lines = [f"| workload | engine | rows | median s | min s | max s | rows/s | peak RSS MB | ratio to {floor_engine} |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
-        if r.error:
-            lines.append(f"| {r.workload} | {r.engine} | {r.rows} | - | - | - | - | cannot run: {r.error} |")
+        if not r.ok:
+            lines.append(f"| {r.workload} | {r.engine} | {r.rows} | - | - | - | - | - | cannot run: {r.error} |")
             continue
         ratio = floors.get(r.workload, float("nan")) / r.median
+        rss = "-" if r.peak_rss_mb is None else f"{r.peak_rss_mb:.0f}"
         lines.append(
             f"| {r.workload} | {r.engine} | {r.rows} | {r.median:.3f} | {min(r.seconds):.3f} | "
-            f"{max(r.seconds):.3f} | {r.rows_per_s:,.0f} | {ratio:.2f}x |"
+            f"{max(r.seconds):.3f} | {r.rows_per_s:,.0f} | {rss} | {fmt_ratio(ratio)} |"
         )
-    table = "\n".join(lines)
-    payload = {
-        "results": [asdict(r) | {"median": r.median, "rows_per_s": r.rows_per_s} for r in results],
-        "peak_rss_mb": peak_rss_mb(),
-    }
+    payload = {"results": [r.to_json() for r in results], "peak_rss_mb": peak_rss_mb()}
     (out_dir / f"{name}.json").write_text(json.dumps(payload, indent=2))
-    return table
+    return "\n".join(lines)

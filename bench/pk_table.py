@@ -1,7 +1,8 @@
 """Primary-key table, 4 buckets: write N rows, upsert N/4 (half new keys), then read the merged rows.
 
 Engines, all on the same rows: laketide; pypaimon pure Python and pypaimon with its Rust runtime (in their
-own environment, see bench/peers.py); and the pyarrow floor: ``pyarrow.parquet.write_table`` of the batch for
+own environment, see bench/peers.py); deltalake (write, then MERGE the upsert: copy-on-write, so its "merge
+read" is a plain read); and the pyarrow floor: ``pyarrow.parquet.write_table`` of the batch for
 the writes, and in-memory concat(base, upsert) + stable sort by key + keep the last row per key for the
 merge read. An extra "pyarrow.parquet read+dedupe" row adds reading the two floor files to that dedupe.
 
@@ -18,8 +19,6 @@ import argparse
 import json
 import shutil
 import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,9 +28,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 import laketide
+from bench import delta_peer
 from bench.data import orders
-from bench.harness import Result, measure, peak_rss_mb, report
+from bench.harness import Result, measure, peak_rss_mb, report, timed
 from bench.peers import PK_WORKLOADS, PeerRun, pypaimon_pk
+from bench.suite import Peers, SuiteRun
 
 KEY = "order_id"
 BUCKETS = 4
@@ -81,12 +82,6 @@ def dedupe_floor(base: pa.Table, upsert: pa.Table) -> pa.Table:
     return both.take(pa.array(order[last]))
 
 
-def _timed(fn: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
 def laketide_pk(base: pa.Table, upsert: pa.Table, *, repeat: int, warehouse: Path) -> tuple[list[Result], Merged]:
     """Time laketide's PK write, upsert and merge read, ``repeat`` times, each on a fresh table.
 
@@ -105,10 +100,10 @@ def laketide_pk(base: pa.Table, upsert: pa.Table, *, repeat: int, warehouse: Pat
     merged: list[pa.Table] = []
     for i in range(repeat):
         table = catalog.create_table(f"bench.pk{i}", base.schema, primary_key=[KEY], options=TABLE_OPTIONS)
-        write.seconds.append(_timed(lambda: table.write(base)))
-        upsert_result.seconds.append(_timed(lambda: table.write(upsert)))
+        write.add(*timed(lambda: table.write(base))[:2])
+        upsert_result.add(*timed(lambda: table.write(upsert))[:2])
         merged.clear()
-        read.seconds.append(_timed(lambda: merged.append(table.read())))
+        read.add(*timed(lambda: merged.append(table.read()))[:2])
     result = Merged.of(merged[0])
     read.rows = result.rows
     return results, result
@@ -129,12 +124,13 @@ def _floor(base: pa.Table, upsert: pa.Table, *, repeat: int, work: Path) -> list
     base_path, upsert_path = work / "base.parquet", work / "upsert.parquet"
     results = [
         measure("pk write", FLOOR, base.num_rows,
-                lambda: pq.write_table(base, base_path, compression="zstd"), repeat=repeat),
+                lambda: pq.write_table(base, base_path, compression="zstd"), repeat=repeat, floor=True),
         measure("pk upsert", FLOOR, upsert.num_rows,
-                lambda: pq.write_table(upsert, upsert_path, compression="zstd"), repeat=repeat),
-        measure("pk merge read", FLOOR, merged_rows, lambda: dedupe_floor(base, upsert), repeat=repeat),
+                lambda: pq.write_table(upsert, upsert_path, compression="zstd"), repeat=repeat, floor=True),
+        measure("pk merge read", FLOOR, merged_rows, lambda: dedupe_floor(base, upsert), repeat=repeat, floor=True),
         measure("pk merge read", FLOOR_WITH_IO, merged_rows,
-                lambda: dedupe_floor(pq.read_table(base_path), pq.read_table(upsert_path)), repeat=repeat),
+                lambda: dedupe_floor(pq.read_table(base_path), pq.read_table(upsert_path)), repeat=repeat,
+                floor=True),
     ]
     return results
 
@@ -156,7 +152,7 @@ def _ratios(results: list[Result]) -> list[str]:
     lines = []
     for workload in PK_WORKLOADS:
         ours = medians.get((workload, "laketide"))
-        for peer in ("pypaimon", "pypaimon-rust", FLOOR, FLOOR_WITH_IO):
+        for peer in ("pypaimon", "pypaimon-rust", delta_peer.ENGINE, FLOOR, FLOOR_WITH_IO):
             theirs = medians.get((workload, peer))
             if theirs is None:
                 continue
@@ -170,56 +166,85 @@ def _ratios(results: list[Result]) -> list[str]:
     return lines
 
 
-def run(rows: int, *, repeat: int, out_dir: Path, peers: bool = True) -> str:
-    """Run every engine on the same data; print-ready markdown, JSON under ``out_dir``."""
+def deltalake_pk(base: pa.Table, upsert: pa.Table, *, repeat: int, work: Path) -> tuple[list[Result], Merged | None]:
+    """deltalake: write the base batch to a fresh table, MERGE the upsert batch into it, read the result."""
+    results = [Result(w, delta_peer.ENGINE, n, note=delta_peer.MERGE_NOTE if w != "pk write" else None)
+               for w, n in zip(PK_WORKLOADS, (base.num_rows, upsert.num_rows, 0), strict=True)]
+    write, upsert_result, read = results
+    path = work / "delta-pk"
+    merged: list[pa.Table] = []
+    try:
+        for _ in range(repeat):
+            write.add(*timed(lambda: delta_peer.write(path, base))[:2])
+            upsert_result.add(*timed(lambda: delta_peer.merge(path, upsert, key=KEY))[:2])
+            merged.clear()
+            read.add(*timed(lambda: merged.append(delta_peer.read(path)))[:2])
+    except Exception as e:  # noqa: BLE001 - a peer that cannot run is reported, not fatal
+        for r in results:
+            r.error, r.seconds = f"{type(e).__name__}: {e}"[:400], []
+        return results, None
+    read.rows = merged[0].num_rows
+    return results, Merged.of(merged[0])
+
+
+def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
+    """Every engine on the same data at one size; the merge result of each is checked against the floor's."""
     base, upsert = pk_data(rows)
     expected = Merged.of(dedupe_floor(base, upsert))
-    work = Path(tempfile.mkdtemp(prefix="laketide-bench-pk-"))
-    notes: list[str] = []
+    out = SuiteRun()
+    out.results = _floor(base, upsert, repeat=repeat, work=work)
+    ours, merged = _laketide_or_error(base, upsert, repeat=repeat, warehouse=work / "wh", merged_rows=expected.rows)
+    out.results += ours
+    if (problem := _check(out.results, merged, expected, engine="laketide")) is not None:
+        out.notes.append(f"laketide: {problem}")
+    engine_rows = {"pk write": base.num_rows, "pk upsert": upsert.num_rows, "pk merge read": expected.rows}
+    if peers.deltalake:
+        if (reason := peers.delta_skip()) is not None:
+            out.skip(delta_peer.ENGINE, engine_rows, reason)
+        else:
+            delta, got = deltalake_pk(base, upsert, repeat=repeat, work=work)
+            out.results += delta
+            if (problem := _check(out.results, got, expected, engine=delta_peer.ENGINE)) is not None:
+                out.notes.append(f"deltalake: {problem}")
+            out.meta["deltalake"] = delta_peer.version()
     peer_runs: dict[str, PeerRun] = {}
+    for runtime, skip in peers.pypaimon_runtimes(rows):
+        engine = "pypaimon" if runtime == "python" else "pypaimon-rust"
+        if skip is not None:
+            out.skip(engine, engine_rows, skip)
+            continue
+        peer = pypaimon_pk(base, upsert, runtime=runtime, primary_keys=[KEY], options=TABLE_OPTIONS,
+                           repeat=repeat, merged_rows=expected.rows)
+        peer_runs[engine] = peer
+        out.results += peer.results
+        got = None if peer.rows_read is None else Merged(rows=peer.rows_read, checksum=peer.checksum or 0)
+        if (problem := _check(out.results, got, expected, engine=engine)) is not None:
+            out.notes.append(f"{engine}: {problem}")
+    out.meta |= {
+        "expected_merge": {"rows": expected.rows, "checksum": expected.checksum},
+        "laketide_merge": None if merged is None else {"rows": merged.rows, "checksum": merged.checksum},
+        "table_options": TABLE_OPTIONS,
+        "peers": {engine: {"rows_read": p.rows_read, "checksum": p.checksum, "paths": dict(p.paths),
+                           "versions": dict(p.versions)} for engine, p in peer_runs.items()},
+    }
+    return out
+
+
+def run(rows: int, *, repeat: int, out_dir: Path, peers: Peers | None = None) -> str:
+    """One size, printed as Markdown; JSON as ``pk_table_<rows>.json`` under ``out_dir``."""
+    work = Path(tempfile.mkdtemp(prefix="laketide-bench-pk-"))
     try:
-        results = _floor(base, upsert, repeat=repeat, work=work)
-        ours, merged = _laketide_or_error(base, upsert, repeat=repeat, warehouse=work / "wh",
-                                          merged_rows=expected.rows)
-        results += ours
-        if (problem := _check(results, merged, expected, engine="laketide")) is not None:
-            notes.append(f"laketide: {problem}")
-        if peers:
-            for runtime in ("python", "rust"):
-                peer = pypaimon_pk(base, upsert, runtime=runtime, primary_keys=[KEY], options=TABLE_OPTIONS,
-                                   repeat=repeat, merged_rows=expected.rows)
-                engine = peer.results[0].engine
-                peer_runs[engine] = peer
-                results += peer.results
-                got = None if peer.rows_read is None else Merged(rows=peer.rows_read, checksum=peer.checksum or 0)
-                if (problem := _check(results, got, expected, engine=engine)) is not None:
-                    notes.append(f"{engine}: {problem}")
+        suite = collect(rows, repeat=repeat, work=work, peers=peers or Peers.floors_only())
     finally:
         shutil.rmtree(work, ignore_errors=True)
     name = f"pk_table_{rows}"
-    table = report(results, floor_engine=FLOOR, out_dir=out_dir, name=name)
-    _annotate_json(out_dir / f"{name}.json", expected=expected, ours=merged, peer_runs=peer_runs, notes=notes)
-    text = table + "\n\nlaketide against each engine (>1 = laketide faster):\n" + "\n".join(_ratios(results))
-    for engine, peer in peer_runs.items():
-        if peer.versions:
-            versions = ", ".join(f"{k} {v}" for k, v in peer.versions.items())
-            ran = "; ".join(f"{w}: {', '.join(p)}" for w, p in peer.paths.items())
-            text += f"\n\n{engine}: {versions}; ran {ran}"
-    if notes:
-        text += "\n\n" + "\n".join(f"- {note}" for note in notes)
+    table = report(suite.results, floor_engine=FLOOR, out_dir=out_dir, name=name)
+    path = out_dir / f"{name}.json"
+    path.write_text(json.dumps(json.loads(path.read_text()) | suite.meta | {"notes": suite.notes}, indent=2))
+    text = table + "\n\nlaketide against each engine (>1 = laketide faster):\n" + "\n".join(_ratios(suite.results))
+    if suite.notes:
+        text += "\n\n" + "\n".join(f"- {note}" for note in suite.notes)
     return text + f"\n\npeak RSS: {peak_rss_mb():.0f} MB\n"
-
-
-def _annotate_json(path: Path, *, expected: Merged, ours: Merged | None, peer_runs: dict[str, PeerRun],
-                   notes: list[str]) -> None:
-    payload = json.loads(path.read_text())
-    payload["expected_merge"] = {"rows": expected.rows, "checksum": expected.checksum}
-    payload["laketide_merge"] = None if ours is None else {"rows": ours.rows, "checksum": ours.checksum}
-    payload["table_options"] = TABLE_OPTIONS
-    payload["peers"] = {engine: {"rows_read": p.rows_read, "checksum": p.checksum, "paths": dict(p.paths),
-                                 "versions": dict(p.versions)} for engine, p in peer_runs.items()}
-    payload["notes"] = notes
-    path.write_text(json.dumps(payload, indent=2))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -229,7 +254,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     parser.add_argument("--no-peers", action="store_true", help="skip pypaimon (laketide and the floor only)")
     args = parser.parse_args(argv)
-    print(run(args.rows, repeat=args.repeat, out_dir=args.out, peers=not args.no_peers))
+    print(run(args.rows, repeat=args.repeat, out_dir=args.out,
+              peers=Peers.floors_only() if args.no_peers else Peers(pypaimon_max_rows=args.rows)))
 
 
 if __name__ == "__main__":

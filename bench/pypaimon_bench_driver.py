@@ -1,4 +1,4 @@
-"""Time pypaimon's primary-key write, upsert and merge read from inside its own environment.
+"""Time pypaimon's workloads from inside its own environment.
 
 This script runs INSIDE the interop environment (.venv-pypaimon: pypaimon 2.1.0, pyarrow 19, optionally
 pypaimon-rust), never in laketide's, so it imports neither laketide nor bench. It times its own work with
@@ -6,17 +6,24 @@ pypaimon-rust), never in laketide's, so it imports neither laketide nor bench. I
 
     python pypaimon_bench_driver.py <request.json>
 
-Request: ``warehouse`` (an empty directory), ``base_path`` and ``upsert_path`` (Arrow IPC files),
-``primary_keys``, ``options`` (table options, e.g. ``{"bucket": "4"}``), ``runtime`` (``"python"`` or
-``"rust"``: the latter sets pypaimon's ``write.native.enabled`` and ``read.native.enabled``), ``repeat``.
+Request: ``kind`` (below; ``"pk"`` when absent), ``warehouse`` (an empty directory), ``base_path`` and
+``upsert_path`` (Arrow IPC files), ``primary_keys``, ``options`` (table options, e.g. ``{"bucket": "4"}``),
+``runtime`` (``"python"`` or ``"rust"``: the latter sets pypaimon's ``write.native.enabled`` and
+``read.native.enabled``), ``repeat``, plus what the kind needs. Kinds:
 
-After an untimed warm-up on a tiny table, each repetition creates a fresh table (untimed), then times "pk write" (base batch: write + commit),
-"pk upsert" (upsert batch: write + commit) and "pk merge read" (plan + read every split to one table).
+- ``pk``: per repetition a fresh table; times "pk write" (base), "pk upsert" (upsert), "pk merge read".
+- ``append``: per repetition a fresh append table; times "append write" (base) and "full read".
+- ``filtered``: one table with base + upsert (untimed); times "point lookup" (``point_key``) and
+  "1% key range" (``range_lo`` <= key < ``range_hi``) reads with a predicate pushed to pypaimon.
+- ``merge_engine``: one table (``options`` carry the engine) with base + upsert (untimed); times ``workload``.
+- ``commits``: an append table; times each of ``commits`` small writes+commits of the base batch.
 
-Response (one JSON object on stdout): ``{"seconds": {workload: [s, ...]}, "rows_read", "checksum",
-"paths": {workload: ["rust" | "python (<why>)", ...]}, "versions": {...}}``. ``paths`` says which
-implementation really ran each workload, because pypaimon falls back from Rust to Python silently. On failure the exit code is 1 and stdout holds
-``{"error", "message", "traceback"}``.
+After an untimed warm-up on a tiny table, each timed call runs with the process's peak RSS reset
+(/proc/self/clear_refs) so ``peak_rss_mb`` is per workload. Response (one JSON object on stdout):
+``{"seconds": {workload: [s, ...]}, "peak_rss_mb": {workload: MiB}, "rows_read": {workload: n},
+"checksum": {workload: n}, "paths": {workload: ["rust" | "python (<why>)", ...]}, "versions": {...}}``.
+``paths`` says which implementation really ran each workload, because pypaimon falls back from Rust to Python
+silently. On failure the exit code is 1 and stdout holds ``{"error", "message", "traceback"}``.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,8 +100,10 @@ def _write(table: Any, data: pa.Table) -> str:
     return path
 
 
-def _read(table: Any) -> pa.Table:
+def _read(table: Any, where: Callable[[Any], Any] | None = None) -> pa.Table:
     builder = table.new_read_builder()
+    if where is not None:
+        builder = builder.with_filter(where(builder.new_predicate_builder()))
     splits = builder.new_scan().plan().splits()
     return builder.new_read().to_arrow(splits)
 
@@ -103,9 +113,58 @@ def _checksum(result: pa.Table) -> int:
     return int(pc.sum(result.column("customer_id")).as_py() or 0)
 
 
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_mb() -> float | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+class _Recorder:
+    """Seconds, per-workload peak RSS, rows and checksums, and which implementation ran."""
+
+    def __init__(self, probe: _ReadPathProbe) -> None:
+        self.probe = probe
+        self.seconds: dict[str, list[float]] = {}
+        self.peak: dict[str, float] = {}
+        self.rows: dict[str, int] = {}
+        self.checksum: dict[str, int] = {}
+        self.paths: dict[str, set[str]] = {}
+
+    def time(self, workload: str, fn: Callable[[], Any], *, reads: bool) -> Any:
+        self.probe.reasons.clear()
+        _reset_peak()
+        t0 = time.perf_counter()
+        out = fn()
+        self.seconds.setdefault(workload, []).append(time.perf_counter() - t0)
+        peak = _peak_mb()
+        if peak is not None:
+            self.peak[workload] = max(self.peak.get(workload, 0.0), peak)
+        paths = self.paths.setdefault(workload, set())
+        if reads:
+            paths |= {f"python ({reason})" for reason in self.probe.reasons} or {"rust"}
+            self.rows[workload] = out.num_rows
+            self.checksum[workload] = _checksum(out) if "customer_id" in out.column_names else 0
+        else:
+            paths.add(out)
+        return out
+
+
 def run(request: dict[str, Any]) -> dict[str, Any]:
     from pypaimon import CatalogFactory, Schema
 
+    kind = request.get("kind", "pk")
     runtime = request["runtime"]
     if runtime not in ("python", "rust"):
         raise ValueError(f"unknown runtime {runtime!r}; expected 'python' or 'rust'")
@@ -113,14 +172,13 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     if runtime == "rust":
         options |= RUST_OPTIONS
     base = _read_ipc(request["base_path"])
-    upsert = _read_ipc(request["upsert_path"])
+    upsert = _read_ipc(request["upsert_path"]) if request.get("upsert_path") else base.slice(0, 0)
     catalog = CatalogFactory.create({"warehouse": request["warehouse"]})
     catalog.create_database("bench", True)
-    probe = _ReadPathProbe()
-    seconds: dict[str, list[float]] = {"pk write": [], "pk upsert": [], "pk merge read": []}
-    paths: dict[str, set[str]] = {workload: set() for workload in seconds}
-    result = pa.table({})
-    schema = Schema.from_pyarrow_schema(base.schema, primary_keys=list(request["primary_keys"]), options=options)
+    rec = _Recorder(_ReadPathProbe())
+    primary_keys = list(request.get("primary_keys") or [])
+    schema = Schema.from_pyarrow_schema(base.schema, primary_keys=primary_keys or None, options=options)
+    repeat = int(request["repeat"])
 
     def fresh_table(name: str) -> Any:
         catalog.create_table(f"bench.{name}", schema, False)
@@ -129,24 +187,45 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     # Untimed warm-up on a tiny table: lazy imports (pypaimon_rust's library among them) are start-up.
     warmup = fresh_table("warmup")
     _write(warmup, base.slice(0, WARMUP_ROWS))
-    _write(warmup, upsert.slice(0, WARMUP_ROWS))
+    if upsert.num_rows:
+        _write(warmup, upsert.slice(0, WARMUP_ROWS))
     _read(warmup)
-    for i in range(int(request["repeat"])):
-        table = fresh_table(f"pk{i}")
-        for workload, data in (("pk write", base), ("pk upsert", upsert)):
-            t0 = time.perf_counter()
-            paths[workload].add(_write(table, data))
-            seconds[workload].append(time.perf_counter() - t0)
-        probe.reasons.clear()
-        t0 = time.perf_counter()
-        result = _read(table)
-        seconds["pk merge read"].append(time.perf_counter() - t0)
-        paths["pk merge read"] |= {f"python ({reason})" for reason in probe.reasons} or {"rust"}
+    if kind == "pk":
+        for i in range(repeat):
+            table = fresh_table(f"pk{i}")
+            rec.time("pk write", lambda: _write(table, base), reads=False)
+            rec.time("pk upsert", lambda: _write(table, upsert), reads=False)
+            rec.time("pk merge read", lambda: _read(table), reads=True)
+    elif kind == "append":
+        for i in range(repeat):
+            table = fresh_table(f"append{i}")
+            rec.time("append write", lambda: _write(table, base), reads=False)
+            rec.time("full read", lambda: _read(table), reads=True)
+    elif kind in ("filtered", "merge_engine"):
+        table = fresh_table("t")
+        _write(table, base)
+        _write(table, upsert)
+        if kind == "merge_engine":
+            for _ in range(repeat):
+                rec.time(request["workload"], lambda: _read(table), reads=True)
+        else:
+            key = primary_keys[0]
+            point, lo, hi = int(request["point_key"]), int(request["range_lo"]), int(request["range_hi"])
+            for _ in range(repeat):
+                rec.time("point lookup", lambda: _read(table, lambda pb: pb.equal(key, point)), reads=True)
+                rec.time("1% key range", lambda: _read(table, lambda pb: pb.between(key, lo, hi - 1)), reads=True)
+    elif kind == "commits":
+        table = fresh_table("history")
+        for _ in range(int(request["commits"])):
+            rec.time("commit", lambda: _write(table, base), reads=False)
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
     return {
-        "seconds": seconds,
-        "rows_read": result.num_rows,
-        "checksum": _checksum(result),
-        "paths": {workload: sorted(found) for workload, found in paths.items()},
+        "seconds": rec.seconds,
+        "peak_rss_mb": rec.peak,
+        "rows_read": rec.rows,
+        "checksum": rec.checksum,
+        "paths": {workload: sorted(found) for workload, found in rec.paths.items()},
         "versions": _versions(),
     }
 

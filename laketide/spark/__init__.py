@@ -6,11 +6,13 @@ The only package that imports pyspark (install with ``pip install 'laketide[spar
 from __future__ import annotations
 
 from laketide.spark.api import read, read_stream, register_views, sql, with_buckets, write, write_stream
+from laketide.spark.compact import compact
 from laketide.spark.session import register, session
 from laketide.spark.source import LaketideDataSource
 
 __all__ = [
     "LaketideDataSource",
+    "compact",
     "read",
     "read_stream",
     "register",

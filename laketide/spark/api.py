@@ -51,8 +51,11 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
     """``df`` with each row's bucket (Java's hash, vectorized), repartitioned so one task owns a bucket.
 
     The bucket is a scalar Arrow UDF over the bucket-key columns only: Spark ships just those to Python and back,
-    not the whole row.
+    not the whole row (measured as fast as the same murmur hash written as a Spark expression). Rows then go to
+    their task by id (``repartitionById``), not by a second hash: bucket ``b`` of an unpartitioned table is task
+    ``b``, so no two buckets share a task while another task idles.
     """
+    from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType
 
@@ -61,6 +64,10 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
 
     n = table.options.bucket
     part_keys = list(table.partition_keys)
+    if n == -1 and table.primary_keys:  # dynamic buckets: assigner stage first (laketide.spark.writer)
+        from laketide.spark.writer import with_dynamic_buckets
+
+        return with_dynamic_buckets(df, table, num_tasks=num_tasks)
     if n <= 0:
         return df  # unaware-bucket append table: any task may write anywhere
     keys = list(table.schema.bucket_keys())
@@ -72,12 +79,15 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
         return pa.array(bucket_ids(pa.table(cols, names=keys), keys, key_types, n), pa.int32())
 
     make_udf: Any = arrow_udf  # its stubs know no variadic scalar functions
-    bucket_udf = make_udf(bucket_of, IntegerType())
-    bucketed = df.withColumn(BUCKET_COLUMN, bucket_udf(*[df[k] for k in keys]))
+    bucketed = df.withColumn(BUCKET_COLUMN, make_udf(bucket_of, IntegerType())(*[df[k] for k in keys]))
     if num_tasks is None:
         shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
         num_tasks = n if not part_keys else max(shuffle, 1)
-    return bucketed.repartition(num_tasks, *part_keys, BUCKET_COLUMN)
+    if not part_keys:
+        return bucketed.repartitionById(num_tasks, BUCKET_COLUMN)
+    # (partition, bucket) -> one task: Spark's own hash of the partition values (in the JVM), then the bucket.
+    task = F.pmod(F.hash(*part_keys).cast("bigint") * n + F.col(BUCKET_COLUMN), F.lit(num_tasks)).cast("int")
+    return bucketed.repartitionById(num_tasks, task)
 
 
 def write(
@@ -117,10 +127,23 @@ def read(
     snapshot_id: int | None = None,
     tag: str | None = None,
     timestamp_ms: int | None = None,
+    native: bool | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> DataFrame:
-    """Table ``name`` (or ``db.t$snapshots`` ...) as a DataFrame; ``where`` is Spark SQL, pushed down where it can."""
+    """Table ``name`` (or ``db.t$snapshots`` ...) as a DataFrame; ``where`` is Spark SQL, pushed down where it can.
+
+    Append tables whose files need no laketide logic (local Parquet files of the read schema, no deletion
+    vectors) may be read by Spark's own Parquet reader: ``native=True`` whenever possible, ``None`` (default)
+    only for unpartitioned tables, ``False`` never. Spark knows nothing of laketide's partitions, so a filter
+    applied later to a native read prunes row groups but not partitions: partitioned tables keep the laketide
+    source by default.
+    """
     opts = _options(warehouse, options)
+    if native is not False and "$" not in name:
+        df = _native_read(spark, name, warehouse=warehouse, options=opts, columns=columns,
+                          snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, partitioned=bool(native))
+        if df is not None:
+            return df.where(where) if where else df
     if columns is not None:
         opts["columns"] = ",".join(columns)
     for key, value in (("scan.snapshot-id", snapshot_id), ("scan.tag-name", tag),
@@ -129,6 +152,44 @@ def read(
             opts[key] = str(value)
     df = spark.read.format("laketide").options(**opts).load(name)
     return df.where(where) if where else df
+
+
+def _native_read(
+    spark: SparkSession,
+    name: str,
+    *,
+    warehouse: str | None,
+    options: Mapping[str, str],
+    columns: Sequence[str] | None,
+    snapshot_id: int | None,
+    tag: str | None,
+    timestamp_ms: int | None,
+    partitioned: bool,
+) -> DataFrame | None:
+    """The table through ``spark.read.parquet`` of its planned files, or None if a file needs laketide's reader."""
+    from laketide.spark.types import spark_schema
+
+    table = _table(name, warehouse, options)
+    if table.primary_keys or table.options.file_format != "parquet" or "://" in table.path.replace("file://", ""):
+        return None
+    if table.partition_keys and not partitioned:
+        return None
+    # ``where`` is Spark SQL: Spark evaluates it (and prunes row groups with it); laketide's parser is not asked to
+    # agree with Spark's on every expression, so files are planned unfiltered.
+    scan = table.scan(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+    splits = scan.plan()
+    schema_id = scan.schema.id
+    for split in splits:
+        if split.deletion_files is not None and any(d is not None for d in split.deletion_files):
+            return None
+        if any(f.schema_id != schema_id or not f.file_name.endswith(".parquet") for f in split.files):
+            return None  # older schemas need laketide's evolution by field id
+    paths = [p.replace("file://", "", 1) for split in splits for p in split.file_paths()]
+    if not paths:
+        return None
+    # The declared schema is laketide's: no footer inference, and the same types as the Python source.
+    df = spark.read.schema(spark_schema(scan.output_schema)).parquet(*paths)
+    return df.select(*columns) if columns is not None else df
 
 
 def read_stream(

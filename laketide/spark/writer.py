@@ -18,8 +18,9 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
@@ -28,16 +29,21 @@ from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.meta.commit_message import CommitMessage
 from laketide.spark.options import TableRef, bool_option, int_option
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
 __all__ = [
     "BUCKET_COLUMN",
     "BatchWriter",
     "LaketideCommit",
     "StreamWriter",
     "TEST_FAIL_AFTER_COMMIT",
+    "with_dynamic_buckets",
 ]
 
 # Added by laketide.spark.write before the shuffle; writers drop it.
 BUCKET_COLUMN = "__laketide_bucket"
+WRITE_CHUNK_ROWS = 262_144  # rows a writer task hands TableWrite.write at once
 # Test hook: fail the streaming query right after the laketide commit of this batch id (before Spark's own
 # commit log records it), to exercise recovery.
 TEST_FAIL_AFTER_COMMIT = "laketide.test.fail-after-commit-batch"
@@ -64,12 +70,23 @@ def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
     else:
         w = TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name, schema=table.schema,
                        restore_sequence=lambda part, bucket: sequences.get((part, bucket)))
+    # Spark hands over Arrow batches of maxRecordsPerBatch (10k) rows; each TableWrite.write call has a fixed cost
+    # (conform, row kinds, bucketing), so feed it fewer, bigger chunks.
+    pending: list[pa.RecordBatch] = []
+    pending_rows = 0
     try:
         for batch in batches:
-            if BUCKET_COLUMN in batch.schema.names:
+            # Dynamic-bucket tables keep the column: it carries the bucket the assigner stage chose.
+            if BUCKET_COLUMN in batch.schema.names and w.dynamic_mode != "hash":
                 batch = batch.drop_columns([BUCKET_COLUMN])
             if batch.num_rows:
-                w.write(batch)
+                pending.append(batch)
+                pending_rows += batch.num_rows
+                if pending_rows >= WRITE_CHUNK_ROWS:
+                    w.write(pa.Table.from_batches(pending))
+                    pending, pending_rows = [], 0
+        if pending:
+            w.write(pa.Table.from_batches(pending))
         messages = w.prepare_commit()
     except BaseException:
         w.abort()
@@ -77,6 +94,76 @@ def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
     finally:
         w.close()
     return LaketideCommit(tuple(messages))
+
+
+ASSIGNER_COLUMN = "__laketide_assigner"
+
+
+def with_dynamic_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> DataFrame:
+    """Dynamic-bucket tables: shuffle by key hash to the assigners, assign buckets, shuffle by (partition, bucket).
+
+    Each key reaches one assigner task (``BucketAssigner.computeAssigner`` of its partition and key hashes);
+    the task assigns buckets with the hash index of the latest snapshot (one ``HashBucketAssigner`` per task,
+    owning its bucket ids), and the rows then go to one writer task per (partition, bucket), which writes the
+    bucket's hash index file. Cross-partition tables are routed by one task (the key -> partition index needs
+    every key of the table; not distributed yet).
+    """
+    from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.types import IntegerType, StructField, StructType
+
+    from laketide.index.hash_index import compute_assigner
+    from laketide.meta.binary_row import hash_rows
+    from laketide.types import to_arrow_type
+    from laketide.write.bucket_assigner import (
+        DynamicBucketIndex,
+        HashBucketAssigner,
+        assign_buckets,
+        assigner_layout,
+        dynamic_bucket_mode,
+        max_buckets,
+        partition_hash,
+    )
+    from laketide.meta.binary_row import serialize_binary_row
+
+    schema = table.schema
+    part_keys = list(table.partition_keys)
+    if dynamic_bucket_mode(schema) == "cross-partition":
+        return df.repartition(1)
+    shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
+    layout = assigner_layout(table.options, parallelism=num_tasks or shuffle)
+    keys = list(schema.trimmed_primary_keys)
+    key_types = [schema.field(k).type for k in keys]
+    part_types = [f.type for f in schema.partition_fields]
+    names = part_keys + keys
+    arrow_types = [to_arrow_type(t) for t in part_types + key_types]
+    empty_hash = partition_hash(serialize_binary_row([], []))  # unpartitioned: the empty row's hash
+
+    def assigner_of(*columns: pa.Array) -> pa.Array:
+        t = pa.table([c.cast(a) for c, a in zip(columns, arrow_types)], names=names)
+        p_hash = hash_rows(t, part_keys, part_types) if part_keys else np.full(t.num_rows, empty_hash)
+        return pa.array(compute_assigner(p_hash, hash_rows(t, keys, key_types), num_channels=layout.num_channels,
+                                         num_assigners=layout.num_assigners), pa.int32())
+
+    make_udf: Any = arrow_udf
+    routed = df.withColumn(ASSIGNER_COLUMN, make_udf(assigner_of, IntegerType())(*[df[k] for k in names]))
+    routed = routed.repartition(layout.num_channels, ASSIGNER_COLUMN)
+    file_io, path, options = table.file_io, table.path, table.options
+    field_types = {n: to_arrow_type(schema.field(n).type) for n in names}
+
+    def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        index = DynamicBucketIndex.latest(file_io=file_io, table_path=path, schema=schema)
+        assigner = HashBucketAssigner(index=index, layout=layout, target_row_num=options.dynamic_bucket_target_row_num,
+                                      max_buckets=max_buckets(options))
+        for batch in batches:
+            batch = batch.drop_columns([ASSIGNER_COLUMN])
+            typed = pa.table([batch.column(n).cast(field_types[n]) for n in names], names=names)
+            buckets = assign_buckets(typed, schema=schema, assigner=assigner)
+            yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+
+    out_schema = StructType([f for f in df.schema.fields] + [StructField(BUCKET_COLUMN, IntegerType(), False)])
+    assigned = routed.mapInArrow(assign, out_schema)
+    writers = num_tasks or max(shuffle, 1)
+    return assigned.repartition(writers, *part_keys, BUCKET_COLUMN)
 
 
 def max_sequences(ref: TableRef) -> dict[tuple[bytes, int], int]:

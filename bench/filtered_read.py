@@ -1,0 +1,106 @@
+"""Filtered reads on the primary key of the merged table (base + upsert): one key, and a 1% key range.
+
+- laketide: ``Table.read(where=...)``; key-range pruning of files, then the merge of what is left.
+- floor: ``pyarrow.dataset`` with the same filter over the floor's merged Parquet file (sorted by key, written
+  by ``pyarrow.parquet.write_table``: row-group statistics prune).
+- deltalake: ``to_pyarrow_table(filters=...)`` (file skipping by Delta's stats) after write + MERGE.
+- pypaimon / pypaimon-rust: a read builder with the predicate pushed down.
+Tables are prepared once, untimed; each repetition is one read. Every engine must return the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+
+import laketide
+from bench import delta_peer
+from bench.harness import Result, measure
+from bench.peers import pypaimon_run
+from bench.pk_table import KEY, TABLE_OPTIONS, Merged, dedupe_floor, pk_data
+from bench.suite import Peers, SuiteRun
+
+POINT, RANGE = "point lookup", "1% key range"
+FLOOR = "pyarrow.dataset filter"
+
+
+def keys(rows: int) -> tuple[int, int, int]:
+    """The looked-up key (an upserted one, so it lives in two runs) and the range [lo, hi) of 1% of the keys."""
+    point = rows - rows // 16
+    lo = rows // 2
+    return point, lo, lo + max(rows // 100, 1)
+
+
+def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
+    base, upsert = pk_data(rows)
+    merged = dedupe_floor(base, upsert)
+    point, lo, hi = keys(rows)
+    expected = {POINT: Merged.of(merged.filter(pc.field(KEY) == point)),
+                RANGE: Merged.of(merged.filter((pc.field(KEY) >= lo) & (pc.field(KEY) < hi)))}
+    rows_out = {w: m.rows for w, m in expected.items()}
+    out = SuiteRun(meta={"point_key": point, "range": [lo, hi]})
+    got: dict[tuple[str, str], Merged] = {}
+
+    def timed_read(workload: str, engine: str, fn: Callable[[], pa.Table], *, floor: bool = False) -> Result:
+        def call() -> None:
+            got[(workload, engine)] = Merged.of(fn())
+
+        return measure(workload, engine, rows_out[workload], call, repeat=repeat, floor=floor)
+
+    path = work / "merged.parquet"
+    pq.write_table(merged, path, compression="zstd")
+    dataset = ds.dataset(path, format="parquet")
+    point_filter = pc.field(KEY) == point
+    range_filter = (pc.field(KEY) >= lo) & (pc.field(KEY) < hi)
+    out.results.append(timed_read(POINT, FLOOR, lambda: dataset.to_table(filter=point_filter), floor=True))
+    out.results.append(timed_read(RANGE, FLOOR, lambda: dataset.to_table(filter=range_filter), floor=True))
+
+    catalog = laketide.load_catalog(warehouse=str(work / "wh"))
+    catalog.create_database("bench", exist_ok=True)
+    table = catalog.create_table("bench.filtered", base.schema, primary_key=[KEY], options=TABLE_OPTIONS)
+    table.write(base)
+    table.write(upsert)
+    out.results.append(timed_read(POINT, "laketide", lambda: table.read(where=f"{KEY} = {point}")))
+    out.results.append(timed_read(RANGE, "laketide", lambda: table.read(where=f"{KEY} >= {lo} AND {KEY} < {hi}")))
+
+    if peers.deltalake:
+        if (reason := peers.delta_skip()) is not None:
+            out.skip(delta_peer.ENGINE, rows_out, reason)
+        else:
+            dpath = work / "delta"
+            delta_peer.write(dpath, base)
+            delta_peer.merge(dpath, upsert, key=KEY)
+            out.results.append(timed_read(POINT, delta_peer.ENGINE,
+                                          lambda: delta_peer.read(dpath, filters=[(KEY, "=", point)])))
+            out.results.append(timed_read(RANGE, delta_peer.ENGINE,
+                                          lambda: delta_peer.read(dpath, filters=[(KEY, ">=", lo), (KEY, "<", hi)])))
+            out.meta["deltalake"] = delta_peer.version()
+    for runtime, skip in peers.pypaimon_runtimes(rows):
+        engine = "pypaimon" if runtime == "python" else "pypaimon-rust"
+        if skip is not None:
+            out.skip(engine, rows_out, skip)
+            continue
+        run = pypaimon_run("filtered", base, upsert, runtime=runtime, rows=rows_out, primary_keys=[KEY],
+                           options=TABLE_OPTIONS, repeat=repeat,
+                           extra={"point_key": point, "range_lo": lo, "range_hi": hi})
+        out.results += run.results
+        for workload, (n, checksum) in run.reads.items():
+            got[(workload, engine)] = Merged(rows=n, checksum=checksum)
+        out.meta.setdefault("pypaimon", {})[runtime] = {"versions": dict(run.versions), "paths": dict(run.paths)}
+    _check(out, got, expected)
+    return out
+
+
+def _check(out: SuiteRun, got: dict[tuple[str, str], Merged], expected: dict[str, Merged]) -> None:
+    """A read that returned other rows than the floor's filter is an error, not a timing."""
+    for r in out.results:
+        seen = got.get((r.workload, r.engine))
+        if r.ok and seen is not None and seen != expected[r.workload]:
+            r.error = f"wrong rows: {seen}; expected {expected[r.workload]}"
+            out.notes.append(f"{r.engine} {r.workload}: {r.error}")
+

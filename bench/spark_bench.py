@@ -1,0 +1,126 @@
+"""laketide on local Spark vs Spark's own Parquet source/sink on the same rows (timings printed, never asserted).
+
+    .venv/bin/python -m bench.spark_bench --rows 2000000
+
+Workloads (all on one local[2] session):
+- full read of an append table vs ``spark.read.parquet`` of the same data files: ``laketide.spark.read`` (which
+  routes an unpartitioned append table's plain Parquet files to Spark's native reader) and the laketide Python
+  data source itself (``native=False``);
+- merge read of a primary-key table with 5 sorted runs vs ``spark.read.parquet`` of its files (no merge);
+- primary-key upsert write (bucket hash as a JVM expression for integer keys, shuffle by bucket id, one writer
+  task per bucket) vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the table's).
+Every read ends in Spark's ``noop`` sink so all rows reach the JVM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+
+import laketide
+import laketide.spark as ls
+from bench.data import orders
+
+
+def _best(fn: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def _files(table: laketide.Table) -> list[str]:
+    return [p for split in table.scan().plan() for p in split.file_paths()]
+
+
+def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
+    spark = ls.session("local[2]", app_name="laketide-bench")
+    spark.sparkContext.setLogLevel("ERROR")
+    wh = str(work / "wh")
+    cat = laketide.load_catalog(warehouse=wh)
+    cat.create_database("b", exist_ok=True)
+    data = orders(rows)
+    out: dict[str, float] = {}
+
+    def noop(df) -> None:  # noqa: ANN001
+        df.write.format("noop").mode("overwrite").save()
+
+    # 1. full read of an append table
+    ap = cat.create_table("b.append", data.schema)
+    for part in range(4):
+        ap.write(data.slice(part * rows // 4, rows // 4))
+    files = _files(ap)
+    out["append read laketide s"] = _best(lambda: noop(ls.read(spark, "b.append", warehouse=wh)), repeat)
+    out["append read laketide source s"] = _best(
+        lambda: noop(ls.read(spark, "b.append", warehouse=wh, native=False)), repeat)
+    out["append read spark.parquet s"] = _best(lambda: noop(spark.read.parquet(*files)), repeat)
+
+    # 2. merge read of a PK table with 5 sorted runs per bucket
+    pk_schema = pa.schema([pa.field("order_id", pa.int64(), nullable=False), *list(data.schema)[1:]])
+    pk = cat.create_table("b.runs", pk_schema, primary_key=["order_id"], options={"bucket": "4"})
+    for i in range(5):
+        pk.write(data.slice(i * rows // 10, rows // 2).cast(pk_schema))  # overlapping key ranges
+    files = _files(pk)
+    out["pk merge read laketide s"] = _best(lambda: noop(ls.read(spark, "b.runs", warehouse=wh)), repeat)
+    out["pk merge read spark.parquet s"] = _best(lambda: noop(spark.read.parquet(*files)), repeat)
+
+    # 3. PK upsert write of `rows` rows
+    src_path = work / "src.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(data, src_path)
+    src = spark.read.parquet(str(src_path)).repartition(4).cache()
+    src.count()
+    counter = iter(range(1000))
+
+    def laketide_write() -> None:
+        name = f"b.upsert{next(counter)}"
+        cat.create_table(name, pk_schema, primary_key=["order_id"], options={"bucket": "4"})
+        ls.write(src, name, warehouse=wh)
+
+    def parquet_write() -> None:
+        src.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}"))
+
+    out["pk upsert write laketide s"] = _best(laketide_write, repeat)
+    out["pk upsert write df.write.parquet s"] = _best(parquet_write, repeat)
+    out["pk upsert write df.write.parquet zstd s"] = _best(
+        lambda: src.write.mode("overwrite").option("compression", "zstd").parquet(str(work / f"pq{next(counter)}")),
+        repeat)
+    spark.stop()
+    out["ratio append read (parquet/laketide)"] = out["append read spark.parquet s"] / out["append read laketide s"]
+    out["ratio append read (parquet/laketide source)"] = (
+        out["append read spark.parquet s"] / out["append read laketide source s"])
+    out["ratio pk merge read (parquet/laketide)"] = out["pk merge read spark.parquet s"] / out["pk merge read laketide s"]
+    out["ratio pk upsert write (parquet/laketide)"] = (
+        out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide s"])
+    out["ratio pk upsert write (parquet zstd/laketide)"] = (
+        out["pk upsert write df.write.parquet zstd s"] / out["pk upsert write laketide s"])
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="laketide-spark-bench-"))
+    try:
+        results = run(args.rows, repeat=args.repeat, work=work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps({"rows": args.rows, **{k: round(v, 3) for k, v in results.items()}}, indent=2))
+    out = Path(__file__).parent / "results" / f"spark_{args.rows}.json"
+    out.write_text(json.dumps({"rows": args.rows, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
