@@ -379,16 +379,7 @@ class AvroFormat(FileFormat):
     """Avro data files."""
 
     name = "avro"
-
-    def open_writer(
-        self,
-        out: BinaryIO,
-        schema: pa.Schema,
-        *,
-        compression: str,
-        options: Mapping[str, str] = _EMPTY,
-    ) -> AvroWriter:
-        return AvroWriter(out, schema, compression=compression, options=options)
+    writer_class = AvroWriter
 
     def read_schema(self, source: BinaryIO | str, *, filesystem: Any = None) -> pa.Schema:
         stream = open_input(source, filesystem)

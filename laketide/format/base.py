@@ -109,6 +109,7 @@ class FileFormat(ABC):
     """A data-file codec: ``parquet``, ``orc`` or ``avro``."""
 
     name: ClassVar[str]
+    writer_class: ClassVar[Callable[..., FormatWriter]]
 
     @property
     def extension(self) -> str:
@@ -129,7 +130,6 @@ class FileFormat(ABC):
             writer.write_batch(batch)
         writer.close()
 
-    @abstractmethod
     def open_writer(
         self,
         out: BinaryIO,
@@ -139,6 +139,7 @@ class FileFormat(ABC):
         options: Mapping[str, str] = _EMPTY,
     ) -> FormatWriter:
         """Starts a streaming writer for one file."""
+        return self.writer_class(out, schema, compression=compression, options=options)
 
     @abstractmethod
     def read_schema(self, source: BinaryIO | str, *, filesystem: Any = None) -> pa.Schema:

@@ -115,16 +115,7 @@ class OrcFormat(FileFormat):
     """ORC data files."""
 
     name = "orc"
-
-    def open_writer(
-        self,
-        out: BinaryIO,
-        schema: pa.Schema,
-        *,
-        compression: str,
-        options: Mapping[str, str] = _EMPTY,
-    ) -> OrcWriter:
-        return OrcWriter(out, schema, compression=compression, options=options)
+    writer_class = OrcWriter
 
     def _cast(self, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
         # TIME was stored as int32 milliseconds: reinterpret as time32[ms] before any other unit.

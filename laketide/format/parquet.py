@@ -157,16 +157,7 @@ class ParquetFormat(FileFormat):
     """Parquet data files (Paimon's default ``file.format``)."""
 
     name = "parquet"
-
-    def open_writer(
-        self,
-        out: BinaryIO,
-        schema: pa.Schema,
-        *,
-        compression: str,
-        options: Mapping[str, str] = _EMPTY,
-    ) -> ParquetWriter:
-        return ParquetWriter(out, schema, compression=compression, options=options)
+    writer_class = ParquetWriter
 
     def read_schema(self, source: BinaryIO | str, *, filesystem: Any = None) -> pa.Schema:
         stream = open_input(source, filesystem)
