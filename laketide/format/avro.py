@@ -43,7 +43,7 @@ from laketide.format.base import (
     check_columns,
     describe_source,
     normalize_compression,
-    open_input,
+    opened_input,
     replace_schema_types,
     zstd_level,
 )
@@ -382,12 +382,8 @@ class AvroFormat(FileFormat):
     writer_class = AvroWriter
 
     def read_schema(self, source: BinaryIO | str, *, filesystem: Any = None) -> pa.Schema:
-        stream = open_input(source, filesystem)
-        try:
+        with opened_input(source, filesystem) as stream:
             return arrow_schema_from_avro(self._writer_schema(stream, source))
-        finally:
-            if stream is not source:
-                stream.close()
 
     @staticmethod
     def _writer_schema(stream: BinaryIO, source: object) -> dict[str, Any]:
@@ -404,8 +400,7 @@ class AvroFormat(FileFormat):
         batch_size: int,
         filesystem: Any,
     ) -> Iterator[pa.RecordBatch]:
-        opened = open_input(source, filesystem)
-        try:
+        with opened_input(source, filesystem) as opened:
             stream = opened
             if not (hasattr(stream, "seekable") and stream.seekable()):
                 stream = io.BytesIO(stream.read())
@@ -428,9 +423,6 @@ class AvroFormat(FileFormat):
                     rows = []
             if rows:
                 yield _to_batch(rows, logical, active)
-        finally:
-            if opened is not source:
-                opened.close()
 
 
 def _to_batch(

@@ -9,6 +9,7 @@ Paimon: org.apache.paimon.format.FileFormat, FormatWriter, FormatReaderFactory
 from __future__ import annotations
 
 import io
+from contextlib import contextmanager
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
@@ -298,6 +299,17 @@ def open_input(source: BinaryIO | str, filesystem: Any) -> BinaryIO:
         return filesystem.open(source, "rb")  # type: ignore[no-any-return]  # fsspec
     except OSError as e:
         raise FileIOError(f"cannot open data file {source}: {e}") from e
+
+
+@contextmanager
+def opened_input(source: BinaryIO | str, filesystem: Any) -> Iterator[BinaryIO]:
+    """:func:`open_input` as a context: a stream opened here is closed on exit, the caller's own is left open."""
+    stream = open_input(source, filesystem)
+    try:
+        yield stream
+    finally:
+        if stream is not source:
+            stream.close()
 
 
 class CountingStream(io.RawIOBase):

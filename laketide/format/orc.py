@@ -32,7 +32,7 @@ from laketide.format.base import (
     check_columns,
     describe_source,
     normalize_compression,
-    open_input,
+    opened_input,
     replace_schema_types,
     walk_types,
 )
@@ -124,12 +124,8 @@ class OrcFormat(FileFormat):
         return cast_batch(batch, schema)
 
     def read_schema(self, source: BinaryIO | str, *, filesystem: Any = None) -> pa.Schema:
-        stream = open_input(source, filesystem)
-        try:
+        with opened_input(source, filesystem) as stream:
             return self._open(stream, source).schema
-        finally:
-            if stream is not source:
-                stream.close()
 
     @staticmethod
     def _open(stream: BinaryIO, source: object) -> orc.ORCFile:
@@ -146,8 +142,7 @@ class OrcFormat(FileFormat):
         batch_size: int,
         filesystem: Any,
     ) -> Iterator[pa.RecordBatch]:
-        stream = open_input(source, filesystem)
-        try:
+        with opened_input(source, filesystem) as stream:
             orc_file = self._open(stream, source)
             names = check_columns(orc_file.schema, columns, source=source)
             for i in range(orc_file.nstripes):
@@ -156,6 +151,3 @@ class OrcFormat(FileFormat):
                 stripe = stripe.select(names)
                 for offset in range(0, stripe.num_rows, batch_size):
                     yield stripe.slice(offset, batch_size)
-        finally:
-            if stream is not source:
-                stream.close()

@@ -36,7 +36,7 @@ from laketide.format.base import (
     check_columns,
     describe_source,
     normalize_compression,
-    open_input,
+    opened_input,
     replace_schema_types,
     walk_types,
     zstd_level,
@@ -160,14 +160,15 @@ class ParquetFormat(FileFormat):
     writer_class = ParquetWriter
 
     def read_schema(self, source: BinaryIO | str, *, filesystem: Any = None) -> pa.Schema:
-        stream = open_input(source, filesystem)
+        with opened_input(source, filesystem) as stream:
+            return self._open(stream, source).schema_arrow
+
+    @staticmethod
+    def _open(stream: BinaryIO, source: object) -> pq.ParquetFile:
         try:
-            return pq.ParquetFile(stream).schema_arrow
+            return pq.ParquetFile(stream)
         except pa.ArrowInvalid as e:
             raise FileIOError(f"not a readable Parquet file: {describe_source(source)}: {e}") from e
-        finally:
-            if stream is not source:
-                stream.close()
 
     def _read(
         self,
@@ -177,14 +178,7 @@ class ParquetFormat(FileFormat):
         batch_size: int,
         filesystem: Any,
     ) -> Iterator[pa.RecordBatch]:
-        stream = open_input(source, filesystem)
-        try:
-            try:
-                parquet_file = pq.ParquetFile(stream)
-            except pa.ArrowInvalid as e:
-                raise FileIOError(f"not a readable Parquet file: {describe_source(source)}: {e}") from e
+        with opened_input(source, filesystem) as stream:
+            parquet_file = self._open(stream, source)
             names = check_columns(parquet_file.schema_arrow, columns, source=source)
             yield from parquet_file.iter_batches(batch_size=batch_size, columns=names)
-        finally:
-            if stream is not source:
-                stream.close()
