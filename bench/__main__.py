@@ -24,7 +24,7 @@ from bench.suite import Peers
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
-SIZE_SUITES = ("append", "pk", "compaction", "filtered", "merge_engines")
+SIZE_SUITES = ("append", "pk", "compaction", "filtered", "merge_engines", "dynamic_bucket")
 DEFAULT_SIZES = "100000,500000,2000000"
 SUITE_TIMEOUT_S = 1800
 

@@ -21,6 +21,7 @@ SUITE_TITLES = {
     "compaction": "Full compaction of the primary-key table (2 sorted runs per bucket -> 1)",
     "filtered": "Filtered reads on the primary key (merged table: base + upsert)",
     "merge_engines": "Merge engines: partial-update and aggregation merge reads; deletion vectors",
+    "dynamic_bucket": "Dynamic buckets and cross-partition upsert: write rows + upsert rows/4, vs fixed buckets",
     "commit_latency": "Commit latency vs table history (100-row appends, one table)",
     "spark": "laketide through Spark (local[2]) vs Spark's native Parquet source and sink",
 }

@@ -8,7 +8,10 @@ Workloads (all on one local[2] session):
   data source itself (``native=False``);
 - merge read of a primary-key table with 5 sorted runs vs ``spark.read.parquet`` of its files (no merge);
 - primary-key upsert write (bucket hash as a JVM expression for integer keys, shuffle by bucket id, one writer
-  task per bucket) vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the table's).
+  task per bucket) vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the table's);
+- cross-partition upsert (rows/4 rows, half new keys, into a table of ``rows`` rows partitioned by ``status`` with
+  ``order_id`` alone as the key: the table's keys are joined in Spark, keys whose status changed move) vs the same
+  write into fixed buckets keyed (order_id, status), and vs ``df.write.parquet`` of the upsert rows.
 Every read ends in Spark's ``noop`` sink so all rows reach the JVM.
 """
 
@@ -36,6 +39,17 @@ def _best(fn: Callable[[], object], repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+def _best_fresh(prepare: Callable[[], Callable[[], object]], repeat: int) -> float:
+    """Like _best, with an untimed ``prepare`` before each repetition returning what to time."""
+    best = float("inf")
+    for _ in range(repeat):
+        fn = prepare()
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def _files(table: laketide.Table) -> list[str]:
@@ -95,7 +109,29 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
     out["pk upsert write df.write.parquet zstd s"] = _best(
         lambda: src.write.mode("overwrite").option("compression", "zstd").parquet(str(work / f"pq{next(counter)}")),
         repeat)
+    # 4. cross-partition upsert (partitioned by status, key order_id alone: keys whose status changed move) of
+    #    rows/4 rows, half of them new keys, into a table of `rows` rows, vs fixed buckets keyed (order_id, status)
+    upsert = orders(rows // 4, seed=43, key_offset=rows - rows // 8)
+    pq.write_table(upsert, work / "upsert.parquet")
+    updates = spark.read.parquet(str(work / "upsert.parquet")).repartition(4).cache()
+    updates.count()
+    status_schema = pa.schema([*list(pk_schema)[:2], pa.field("status", pa.string(), nullable=False),
+                               *list(pk_schema)[3:]])
+
+    def into_populated(keys: list[str], options: dict[str, str]) -> Callable[[], None]:
+        name = f"b.cross{next(counter)}"
+        t = cat.create_table(name, status_schema, primary_key=keys, partition_keys=["status"], options=options)
+        t.write(data.cast(status_schema))
+        return lambda: ls.write(updates, name, warehouse=wh)
+
+    out["cross-partition upsert laketide s"] = _best_fresh(lambda: into_populated(["order_id"], {}), repeat)
+    out["cross-partition upsert fixed-buckets s"] = _best_fresh(
+        lambda: into_populated(["order_id", "status"], {"bucket": "4"}), repeat)
+    out["cross-partition upsert df.write.parquet s"] = _best(
+        lambda: updates.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}")), repeat)
     spark.stop()
+    out["ratio cross-partition upsert (fixed buckets/laketide)"] = (
+        out["cross-partition upsert fixed-buckets s"] / out["cross-partition upsert laketide s"])
     out["ratio append read (parquet/laketide)"] = out["append read spark.parquet s"] / out["append read laketide s"]
     out["ratio append read (parquet/laketide source)"] = (
         out["append read spark.parquet s"] / out["append read laketide source s"])

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import append_table, commit_latency, compaction, filtered_read, merge_engines, pk_table
+from bench import append_table, commit_latency, compaction, dynamic_bucket, filtered_read, merge_engines, pk_table
 from bench.harness import Result, cannot_run
 from bench.suite import Peers, SuiteRun
 
@@ -30,6 +30,7 @@ SUITES: dict[str, Callable[..., SuiteRun]] = {
     "compaction": compaction.collect,
     "filtered": filtered_read.collect,
     "merge_engines": merge_engines.collect,
+    "dynamic_bucket": dynamic_bucket.collect,
     "commit_latency": commit_latency.collect,
 }
 SPARK = "spark"

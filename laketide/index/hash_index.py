@@ -185,18 +185,38 @@ class PartitionIndex:
         unknown = out < 0
         if not unknown.any():
             return out
-        # Distinct new hashes in order of first arrival: the order in which a row loop would meet them.
-        new_h, first, inverse = np.unique(hashes[unknown], return_index=True, return_inverse=True)
-        arrival = np.argsort(first)
-        new_in_order = new_h[arrival]
-        given = self._place(len(new_in_order), my_bucket=my_bucket, max_buckets=max_buckets, rng=rng)
-        bucket_of_new = np.empty(len(new_h), dtype=np.int16)
-        bucket_of_new[arrival] = given
-        # new_h is sorted: merge it into the sorted map in one pass.
-        pos = np.searchsorted(self.hashes, new_h)
-        self.hashes = np.insert(self.hashes, pos, new_h)
-        self.buckets = np.insert(self.buckets, pos, bucket_of_new)
-        out[unknown] = bucket_of_new[inverse.reshape(-1)]
+        # One sort of (hash, arrival rank) packed in an int64 gives the distinct new hashes sorted (for the merge
+        # below), and within a hash its first arrival first: new keys are placed in the order a row loop meets them.
+        new = hashes[unknown]
+        packed = np.sort((new.astype(np.int64) << 32) + np.arange(len(new), dtype=np.int64))
+        sorted_h = (packed >> 32).astype(np.int32)
+        rank = packed & 0xFFFFFFFF
+        starts = np.ones(len(new), dtype=bool)
+        np.not_equal(sorted_h[1:], sorted_h[:-1], out=starts[1:])
+        if starts.all():  # every new hash once (the usual case): the rows are the arrival order
+            given = self._place(len(new), my_bucket=my_bucket, max_buckets=max_buckets, rng=rng)
+            out[unknown] = given
+            bucket_of_new, new_h = given[rank], sorted_h
+        else:
+            group = np.cumsum(starts) - 1  # distinct hash of each sorted position
+            first_rank = rank[starts]
+            # groups in arrival order, by scattering over the ranks (no second sort)
+            group_of_rank = np.full(len(new), -1, dtype=np.int64)
+            group_of_rank[first_rank] = np.arange(len(first_rank))
+            arrival = group_of_rank[group_of_rank >= 0]
+            given = self._place(len(first_rank), my_bucket=my_bucket, max_buckets=max_buckets, rng=rng)
+            bucket_of_new = np.empty(len(first_rank), dtype=np.int16)
+            bucket_of_new[arrival] = given
+            placed = np.empty(len(new), dtype=np.int32)
+            placed[rank] = bucket_of_new[group]
+            out[unknown] = placed
+            new_h = sorted_h[starts]
+        if len(self.hashes) == 0:
+            self.hashes, self.buckets = new_h, bucket_of_new
+        else:  # both sorted: merge in one pass
+            pos = np.searchsorted(self.hashes, new_h)
+            self.hashes = np.insert(self.hashes, pos, new_h)
+            self.buckets = np.insert(self.buckets, pos, bucket_of_new)
         return out
 
     def _place(self, m: int, *, my_bucket: Callable[[int], bool], max_buckets: int,

@@ -82,10 +82,19 @@ def dedupe(table: pa.Table, spec: MergeSpec) -> pa.Table:
         return table
     fast = _dedupe_indices_single_int_key(table, spec)
     if fast is not None:
-        return table.take(fast)
+        return take_run(table, fast)
     order = pc.sort_indices(table, sort_keys=spec.sort_keys())
     keys = table.select(list(spec.key_names)).take(order)
     return table.take(order.filter(last_of_groups(keys, spec.key_names)))
+
+
+def take_run(table: pa.Table, indices: np.ndarray) -> pa.Table:
+    """``table.take(indices)``, or a zero-copy slice when the indices are one ascending run (rows that arrived
+    already sorted by key, e.g. increasing ids, need no gather)."""
+    n = len(indices)
+    if n and int(indices[-1]) - int(indices[0]) == n - 1 and bool((np.diff(indices) == 1).all()):
+        return table.slice(int(indices[0]), n)
+    return table.take(indices)
 
 
 def _dedupe_indices_single_int_key(table: pa.Table, spec: MergeSpec) -> np.ndarray | None:

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from laketide.spark.options import AUDIT_LOG
 from laketide.spark.writer import BUCKET_COLUMN
+from laketide.write.bucket_assigner import dynamic_bucket_mode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -111,8 +112,18 @@ def write(
         opts["partitionOverwriteMode"] = "dynamic"
     if partition:
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in partition.items())
-    writer = with_buckets(df, table, num_tasks=num_tasks).write.format("laketide").mode(mode)
-    for k, v in opts.items():
+    if dynamic_bucket_mode(table.schema) == "cross-partition":
+        from laketide.spark.cross_partition import cross_partition_routed
+
+        with cross_partition_routed(df, table, num_tasks=num_tasks) as (routed, _):
+            _save(routed, name, mode, opts)
+        return
+    _save(with_buckets(df, table, num_tasks=num_tasks), name, mode, opts)
+
+
+def _save(df: DataFrame, name: str, mode: str, options: Mapping[str, str]) -> None:
+    writer = df.write.format("laketide").mode(mode)
+    for k, v in options.items():
         writer = writer.option(k, v)
     writer.save(name)
 
@@ -229,17 +240,48 @@ def write_stream(
     """
     opts = _options(warehouse, options)
     table = _table(name, warehouse, opts)
-    writer: DataStreamWriter = (
-        with_buckets(df, table, num_tasks=num_tasks).writeStream.format("laketide").outputMode("append")
-        .option("checkpointLocation", checkpoint)
-    )
-    for k, v in opts.items():
-        writer = writer.option(k, v)
+    if dynamic_bucket_mode(table.schema) == "cross-partition":
+        # The key lookup joins each micro-batch with the table as it is then: a batch write per micro-batch,
+        # committed under (query, batch id) like the sink's commits.
+        writer: DataStreamWriter = df.writeStream.foreachBatch(
+            _cross_partition_batch(name, warehouse, opts, checkpoint=checkpoint, num_tasks=num_tasks)
+        ).option("checkpointLocation", checkpoint)
+    else:
+        writer = (
+            with_buckets(df, table, num_tasks=num_tasks).writeStream.format("laketide").outputMode("append")
+            .option("checkpointLocation", checkpoint)
+        )
+        for k, v in opts.items():
+            writer = writer.option(k, v)
     if trigger:
         writer = writer.trigger(**trigger)
     if query_name:
         writer = writer.queryName(query_name)
     return writer.start(name)
+
+
+def _cross_partition_batch(name: str, warehouse: str | None, options: Mapping[str, str], *, checkpoint: str,
+                           num_tasks: int | None) -> Any:
+    from laketide.spark.cross_partition import cross_partition_routed
+    from laketide.exceptions import CommitError
+    from laketide.spark.options import int_option
+    from laketide.spark.writer import COMMIT_IDENTIFIER, TEST_FAIL_AFTER_COMMIT, committed_before, query_commit_user
+
+    fail_after = int_option(options, TEST_FAIL_AFTER_COMMIT)
+
+    def write_batch(batch: DataFrame, batch_id: int) -> None:
+        opts = dict(options)
+        opts["commit.user"] = user = query_commit_user({"checkpointlocation": checkpoint, **options})
+        opts[COMMIT_IDENTIFIER] = str(batch_id)
+        table = _table(name, warehouse, opts)  # as it is now: earlier batches have committed
+        if committed_before(table, user, batch_id):
+            return  # Spark replays a batch whose commit landed before a crash
+        with cross_partition_routed(batch, table, num_tasks=num_tasks) as (routed, _):
+            _save(routed, name, "append", opts)
+        if batch_id == fail_after:
+            raise CommitError(f"test hook: failing after the laketide commit of batch {batch_id}")
+
+    return write_batch
 
 
 def register_views(

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
-from laketide.exceptions import CommitError, InvalidOptionError
+from laketide.exceptions import CommitError, InvalidOptionError, UnsupportedFeatureError
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.meta.commit_message import CommitMessage
 from laketide.spark.options import TableRef, bool_option, int_option
@@ -44,6 +44,8 @@ __all__ = [
 # Added by laketide.spark.write before the shuffle; writers drop it.
 BUCKET_COLUMN = "__laketide_bucket"
 WRITE_CHUNK_ROWS = 262_144  # rows a writer task hands TableWrite.write at once
+# Batch writes of a streaming micro-batch (foreachBatch) commit under (commit.user, this option).
+COMMIT_IDENTIFIER = "commit.identifier"
 # Test hook: fail the streaming query right after the laketide commit of this batch id (before Spark's own
 # commit log records it), to exercise recovery.
 TEST_FAIL_AFTER_COMMIT = "laketide.test.fail-after-commit-batch"
@@ -54,10 +56,26 @@ class LaketideCommit(WriterCommitMessage):
     """What one task hands the driver."""
 
     messages: tuple[CommitMessage, ...]
+    # Rows of a dynamic-bucket table that no assigner stage routed: this task chose buckets on its own.
+    unrouted_dynamic: bool = False
 
 
 def _messages(commits: Sequence[WriterCommitMessage | None]) -> list[CommitMessage]:
     return [m for c in commits if isinstance(c, LaketideCommit) for m in c.messages]
+
+
+def _check_routed(table: Any, commits: Sequence[WriterCommitMessage | None]) -> None:
+    """Refuse (and delete the files of) a dynamic-bucket write whose tasks each assigned buckets on their own:
+    a key written by two of them could land in two buckets, or two partitions."""
+    alone = [c for c in commits if isinstance(c, LaketideCommit) and c.unrouted_dynamic and c.messages]
+    if len(alone) > 1:
+        table.abort(_messages(commits))
+        raise UnsupportedFeatureError(
+            f"Table {table.name} has dynamic buckets: {len(alone)} Spark tasks assigned buckets each on its own, "
+            f"which may put one key in two buckets, so nothing was committed. Write it with "
+            f"laketide.spark.write(df, ...) / write_stream (they shuffle rows by key first), or from one task "
+            f"(df.coalesce(1))."
+        )
 
 
 def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
@@ -74,11 +92,10 @@ def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
     # (conform, row kinds, bucketing), so feed it fewer, bigger chunks.
     pending: list[pa.RecordBatch] = []
     pending_rows = 0
+    routed = False
     try:
         for batch in batches:
-            # Dynamic-bucket tables keep the column: it carries the bucket the assigner stage chose.
-            if BUCKET_COLUMN in batch.schema.names and w.dynamic_mode != "hash":
-                batch = batch.drop_columns([BUCKET_COLUMN])
+            routed = routed or BUCKET_COLUMN in batch.schema.names
             if batch.num_rows:
                 pending.append(batch)
                 pending_rows += batch.num_rows
@@ -93,7 +110,7 @@ def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
         raise
     finally:
         w.close()
-    return LaketideCommit(tuple(messages))
+    return LaketideCommit(tuple(messages), unrouted_dynamic=w.dynamic_mode is not None and not routed)
 
 
 ASSIGNER_COLUMN = "__laketide_assigner"
@@ -105,8 +122,8 @@ def with_dynamic_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = N
     Each key reaches one assigner task (``BucketAssigner.computeAssigner`` of its partition and key hashes);
     the task assigns buckets with the hash index of the latest snapshot (one ``HashBucketAssigner`` per task,
     owning its bucket ids), and the rows then go to one writer task per (partition, bucket), which writes the
-    bucket's hash index file. Cross-partition tables are routed by one task (the key -> partition index needs
-    every key of the table; not distributed yet).
+    bucket's hash index file. Cross-partition tables need a join with the table's keys first
+    (laketide.spark.cross_partition).
     """
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType, StructField, StructType
@@ -128,7 +145,10 @@ def with_dynamic_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = N
     schema = table.schema
     part_keys = list(table.partition_keys)
     if dynamic_bucket_mode(schema) == "cross-partition":
-        return df.repartition(1)
+        raise UnsupportedFeatureError(
+            f"Table {table.name}: cross-partition upsert routes rows through a join with the table's keys; use "
+            f"laketide.spark.write / write_stream (or laketide.spark.cross_partition.cross_partition_routed)"
+        )
     shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
     layout = assigner_layout(table.options, parallelism=num_tasks or shuffle)
     keys = list(schema.trimmed_primary_keys)
@@ -190,15 +210,24 @@ class BatchWriter(DataSourceArrowWriter):
         self.dynamic = overwrite and (mode == "dynamic" or bool_option(options, "dynamic-partition-overwrite"))
         self.static_partition = _static_partition(options.get("overwrite-partition"))
         self.sequences = max_sequences(ref)
+        # (commit user, identifier): a micro-batch written as a batch job commits exactly once.
+        identifier = options.get(COMMIT_IDENTIFIER)
+        self.commit_key = None if identifier is None else (query_commit_user(options), int(identifier))
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LaketideCommit:
         return _write_task(self.ref, iterator, self.sequences)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         table = self.ref.data_table()
+        _check_routed(table, messages)
         msgs = _messages(messages)
         if not self.overwrite:
-            table.commit(msgs)
+            if self.commit_key is None:
+                table.commit(msgs)
+            elif committed_before(table, *self.commit_key):
+                table.abort(msgs)  # a replay of a micro-batch that already landed
+            else:
+                table.commit(msgs, commit_user=self.commit_key[0], commit_identifier=self.commit_key[1])
             return
         if self.dynamic and table.partition_keys:
             pred = _written_partitions(table, msgs)
@@ -281,6 +310,7 @@ class StreamWriter(DataSourceStreamArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         table = self.ref.data_table()
+        _check_routed(table, messages)
         msgs = _messages(messages)
         if committed_before(table, self.commit_user, batchId):
             table.abort(msgs)  # a replay of a batch that already landed: its new files are orphans

@@ -34,6 +34,7 @@ from laketide.index.hash_index import (
     read_hash_index,
     write_hash_index,
 )
+from laketide.mergetree.merge import take_run
 from laketide.meta.binary_row import (
     hash_bytes_by_words,
     hash_rows,
@@ -47,6 +48,8 @@ from laketide.write.bucketing import Group, split_by_partition_and_bucket
 
 __all__ = [
     "ASSIGNED_BUCKET_COLUMN",
+    "CARRIED_PREFIX",
+    "ROW_KIND_COLUMN",
     "AssignerLayout",
     "DynamicBucketIndex",
     "HashBucketAssigner",
@@ -57,8 +60,12 @@ __all__ = [
     "split_by_bucket",
 ]
 
-# A column of precomputed buckets (Spark assigns them in a stage of its own); the writer takes it out.
+# Columns a Spark stage adds for the writers (they never reach data files): all share this prefix.
+CARRIED_PREFIX = "__laketide_"
+# Precomputed buckets (Spark assigns them in a stage of its own).
 ASSIGNED_BUCKET_COLUMN = "__laketide_bucket"
+# Precomputed row kinds (cross-partition upsert turns some rows into deletes of the key's old partition).
+ROW_KIND_COLUMN = "__laketide_row_kind"
 
 
 def dynamic_bucket_mode(schema: TableSchema) -> str | None:
@@ -115,7 +122,8 @@ def split_by_bucket(rows: pa.Table, buckets: np.ndarray) -> Iterator[tuple[int, 
     ends = np.concatenate((bounds, [len(order)]))
     for s, e in zip(starts.tolist(), ends.tolist()):
         idx = order[s:e]
-        yield int(sorted_b[s]), rows.take(pa.array(idx)), idx
+        # New keys fill buckets in arrival order, so a bucket's rows are often one contiguous run: slice, no copy.
+        yield int(sorted_b[s]), take_run(rows, idx), idx
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
@@ -184,10 +192,18 @@ class DynamicBucketIndex:
         out: dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]] = {}
         for key, parts in self._new.items():
             previous = self.files.get(key)
-            old = read_hash_index(self.file_io, self.path(previous)) if previous is not None else None
-            merged = _sorted_unique(np.concatenate(parts if old is None else [old, *parts]))
-            if old is not None and len(merged) == len(old):
-                continue  # no new key in this bucket: the previous file stays (Java's `modified` flag)
+            new = _sorted_unique(np.concatenate(parts))
+            if previous is None:
+                merged = new
+            else:
+                old = read_hash_index(self.file_io, self.path(previous))
+                if len(old) > 1 and not bool((old[1:] > old[:-1]).all()):
+                    old = _sorted_unique(old)  # not written by laketide: Java's files are in hash-set order
+                pos = np.minimum(np.searchsorted(old, new), max(len(old) - 1, 0))
+                fresh = new[old[pos] != new] if len(old) else new
+                if len(fresh) == 0:
+                    continue  # no new key in this bucket: the previous file stays (Java's `modified` flag)
+                merged = np.insert(old, np.searchsorted(old, fresh), fresh)
             meta = write_hash_index(self.file_io, self.paths.index_dir, self.paths.new_index_file_name(), merged)
             out[key] = (meta, previous)
             if key not in self.files:
@@ -294,11 +310,12 @@ def route_dynamic(
     *,
     schema: TableSchema,
     partition_types: Sequence[object],
-    index: DynamicBucketIndex,
+    index: DynamicBucketIndex | None,
     assigner: HashBucketAssigner | None,
     assigned: np.ndarray | None = None,
 ) -> Iterator[Group]:
-    """Split rows by partition, assign buckets (or take ``assigned``), record key hashes; yield bucket groups."""
+    """Split rows by partition, assign buckets (or take ``assigned``), record key hashes in ``index`` (None:
+    cross-partition mode, which keeps no hash index); yield bucket groups."""
     keys = schema.trimmed_primary_keys
     key_types = [schema.field(k).type for k in keys]
     if assigned is not None:
@@ -307,15 +324,16 @@ def route_dynamic(
                                                bucket_key_types=[], num_buckets=0):
         rows = group.rows
         part = serialize_binary_row(list(group.partition), partition_types)  # type: ignore[arg-type]
-        hashes = hash_rows(rows, keys, key_types)
+        hashes = hash_rows(rows, keys, key_types) if index is not None or assigned is None else None
         if assigned is not None:
             buckets = np.asarray(rows.column(ASSIGNED_BUCKET_COLUMN).to_numpy(zero_copy_only=False), np.int32)
             rows = rows.drop_columns([ASSIGNED_BUCKET_COLUMN])
         else:
-            assert assigner is not None
+            assert assigner is not None and hashes is not None
             buckets = assigner.assign(part, hashes)
         for bucket, bucket_rows, idx in split_by_bucket(rows, buckets):
-            index.notify(part, bucket, hashes[idx])
+            if index is not None and hashes is not None:
+                index.notify(part, bucket, hashes[idx])
             yield Group(group.partition, bucket, bucket_rows)
 
 

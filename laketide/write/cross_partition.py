@@ -11,8 +11,12 @@ latest snapshot (all levels, per bucket), and routes each batch with whole-array
 New keys fill buckets as Paimon's cross-partition BucketAssigner does (the lowest bucket under
 ``dynamic-bucket.target-row-num``, else a new id). No hash index files are written in this mode (Java's
 KEY_DYNAMIC). ``cross-partition-upsert.index-ttl`` skips buckets whose files are all older than the TTL during
-the bootstrap: their keys are treated as new (they may then exist twice, as in Java). The bootstrap reads every
-key of the table once per writer: ``bootstrap_stats`` reports what it cost.
+the bootstrap, and a long-lived writer forgets keys it has not written for that long: such keys are treated as
+new (they may then exist twice, as in Java). The bootstrap reads every key of the table once per writer:
+``bootstrap_stats`` reports what it cost.
+
+Through Spark no task holds the table's keys: Spark joins the incoming rows with them and each assigner task
+starts from the locations the join delivers (``with_counts`` / ``learn``; laketide.spark.cross_partition).
 
 Paimon: crosspartition.GlobalIndexAssigner, IndexBootstrap, BucketAssigner, ExistingProcessor (Delete / UseOld /
 SkipNew)
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,11 +37,17 @@ from laketide.fs import FileIO
 from laketide.mergetree.kv import VALUE_KIND, RowKind
 from laketide.meta.binary_row import serialize_binary_row, serialize_rows_arrow
 from laketide.options import CoreOptions, MergeEngine, parse_duration
+from laketide.scan.file_scan import PartitionCodec
+from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
 from laketide.types import DataType, to_arrow_type
 from laketide.write.bucketing import Group
 
-__all__ = ["BootstrapStats", "CrossPartitionAssigner", "key_bytes"]
+__all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
+
+# Where a key lives now, joined to incoming rows by Spark (laketide.spark.cross_partition); null for new keys.
+OLD_PARTITION = "__laketide_old_partition"  # the partition's BinaryRow bytes, as manifests hold them
+OLD_BUCKET = "__laketide_old_bucket"
 
 
 def key_bytes(rows: pa.Table, columns: Sequence[str], types: Sequence[DataType]) -> pa.Array:
@@ -57,6 +67,59 @@ class BootstrapStats:
     index_bytes: int
 
 
+@dataclass(frozen=True, slots=True)
+class KeyBootstrap:
+    """What a bootstrap reads: the latest snapshot's buckets owned by one assigner (``bucket % num_assigners ==
+    assign_id``), without those whose files are all older than ``cross-partition-upsert.index-ttl``."""
+
+    file_io: FileIO
+    table_path: str
+    schema: TableSchema
+    splits: tuple[DataSplit, ...]
+    skipped_by_ttl: int
+
+    @classmethod
+    def plan(cls, *, file_io: FileIO, table_path: str, schema: TableSchema, num_assigners: int = 1,
+             assign_id: int = 0, now_ms: int | None = None) -> KeyBootstrap:
+        from laketide.meta.snapshot_manager import SnapshotManager
+        from laketide.scan.file_scan import FileStoreScan
+        from laketide.scan.split import generate_splits
+        from laketide.schema.schema_manager import SchemaManager
+
+        latest = SnapshotManager(file_io, table_path).latest_snapshot()
+        if latest is None:
+            return cls(file_io, table_path, schema, (), 0)
+        options = CoreOptions(schema.options)
+        scan = FileStoreScan(file_io=file_io, table_path=table_path, schema_manager=SchemaManager(file_io, table_path),
+                             schema=schema)
+        entries = [e for e in scan.plan(latest) if e.bucket % num_assigners == assign_id]
+        skipped = 0
+        ttl = options.raw("cross-partition-upsert.index-ttl")
+        if ttl:
+            keep = _fresh_buckets(entries, parse_duration(ttl), now_ms=now_ms)
+            skipped = len({(e.partition, e.bucket) for e in entries}) - len(keep)
+            entries = [e for e in entries if (e.partition, e.bucket) in keep]
+        values = {e.partition: scan.partition_codec.values(e.partition) for e in entries}
+        splits = generate_splits(entries, snapshot_id=latest.id, table_path=table_path,
+                                 partition_keys=schema.partition_keys, partition_values=values,
+                                 default_partition_name=options.partition_default_name, merge=True,
+                                 target_size=1 << 62)  # one split per bucket
+        return cls(file_io, table_path, schema, tuple(splits), skipped)
+
+    def read(self, split: DataSplit) -> Iterator[pa.Table]:
+        """The live primary keys of one bucket (merged: a deleted key is not there)."""
+        from laketide.scan.split_read import SplitRead
+        from laketide.schema.schema_manager import SchemaManager
+
+        options = CoreOptions(self.schema.options)
+        reader = SplitRead(file_io=self.file_io, schema_manager=SchemaManager(self.file_io, self.table_path),
+                           read_schema=self.schema, columns=list(self.schema.primary_keys), predicate=None,
+                           batch_size=options.read_batch_size * 64)
+        for batch in reader.read(split):
+            if batch.num_rows:
+                yield pa.Table.from_batches([batch])
+
+
 @dataclass(slots=True)
 class CrossPartitionAssigner:
     """key -> (partition, bucket) of one writer (or one assigner of ``num_assigners``)."""
@@ -72,6 +135,11 @@ class CrossPartitionAssigner:
     part_values: list[tuple[object, ...]] = field(default_factory=list)
     counts: dict[int, dict[int, int]] = field(default_factory=dict)  # partition id -> bucket -> keys
     bootstrap_stats: BootstrapStats | None = None
+    # cross-partition-upsert.index-ttl: a key not written for this long is forgotten (then treated as new), as
+    # Paimon's TTL on its RocksDB index does in a long-running writer.
+    index_ttl_ms: int | None = None
+    clock_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
+    touched_ms: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per key, with a TTL only
     _part_ids: dict[bytes, int] = field(default_factory=dict)
     _part_columns: list[pa.Array] = field(default_factory=list)  # per partition key: value of each partition id
 
@@ -100,70 +168,84 @@ class CrossPartitionAssigner:
     def bootstrap(cls, *, file_io: FileIO, table_path: str, schema: TableSchema, num_assigners: int = 1,
                   assign_id: int = 0, now_ms: int | None = None) -> CrossPartitionAssigner:
         """Read every live key of the latest snapshot with its partition and bucket (Paimon: IndexBootstrap)."""
-        from laketide.meta.snapshot_manager import SnapshotManager
-        from laketide.scan.file_scan import FileStoreScan
-        from laketide.scan.split import generate_splits
-        from laketide.scan.split_read import SplitRead
-        from laketide.schema.schema_manager import SchemaManager
-
         started = time.perf_counter()
-        options = CoreOptions(schema.options)
-        out = cls(schema=schema, target_row_num=options.dynamic_bucket_target_row_num,
-                  num_assigners=num_assigners, assign_id=assign_id)
-        latest = SnapshotManager(file_io, table_path).latest_snapshot()
-        read = skipped = dups = 0
-        if latest is not None:
-            schema_manager = SchemaManager(file_io, table_path)
-            scan = FileStoreScan(file_io=file_io, table_path=table_path, schema_manager=schema_manager,
-                                 schema=schema)
-            entries = [e for e in scan.plan(latest) if e.bucket % num_assigners == assign_id]
-            ttl = options.raw("cross-partition-upsert.index-ttl")
-            if ttl:
-                keep = _fresh_buckets(entries, parse_duration(ttl), now_ms=now_ms)
-                before = {(e.partition, e.bucket) for e in entries}
-                entries = [e for e in entries if (e.partition, e.bucket) in keep]
-                skipped = len(before) - len(keep)
-            values = {e.partition: scan.partition_codec.values(e.partition) for e in entries}
-            splits = generate_splits(entries, snapshot_id=latest.id, table_path=table_path,
-                                     partition_keys=schema.partition_keys, partition_values=values,
-                                     default_partition_name=options.partition_default_name, merge=True,
-                                     target_size=1 << 62)
-            pk = list(schema.primary_keys)
-            reader = SplitRead(file_io=file_io, schema_manager=schema_manager, read_schema=schema, columns=pk,
-                               predicate=None, batch_size=options.read_batch_size * 64)
-            types = [schema.field(k).type for k in pk]
-            key_chunks: list[pa.Array] = []
-            parts: list[np.ndarray] = []
-            buckets: list[np.ndarray] = []
-            for split in splits:
-                read += 1
-                pid = out.partition_id(tuple(split.partition_values))
-                for batch in reader.read(split):
-                    if batch.num_rows == 0:
-                        continue
-                    key_chunks.append(key_bytes(pa.Table.from_batches([batch]), pk, types))
-                    parts.append(np.full(batch.num_rows, pid, np.int32))
-                    buckets.append(np.full(batch.num_rows, split.bucket, np.int32))
-            if key_chunks:
-                keys = pa.concat_arrays(key_chunks)
-                part_of, bucket_of = np.concatenate(parts), np.concatenate(buckets)
-                # A key in two places means two jobs wrote the table: keep the first, report the rest.
-                encoded = pc.dictionary_encode(keys)
-                _, first = np.unique(encoded.indices.to_numpy(), return_index=True)
-                dups = len(keys) - len(first)
-                out.keys = keys.take(pa.array(first)) if dups else keys
-                out.part_of = part_of[first] if dups else part_of
-                out.bucket_of = bucket_of[first] if dups else bucket_of
-                codes = out.part_of.astype(np.int64) * (1 << 16) + out.bucket_of
-                uniq, cnt = np.unique(codes, return_counts=True)
-                for code, c in zip(uniq.tolist(), cnt.tolist()):
-                    out.counts.setdefault(code >> 16, {})[code & 0xFFFF] = c
+        out = cls.with_counts(schema=schema, counts={}, num_assigners=num_assigners, assign_id=assign_id)
+        plan = KeyBootstrap.plan(file_io=file_io, table_path=table_path, schema=schema, num_assigners=num_assigners,
+                                 assign_id=assign_id, now_ms=now_ms)
+        pk = list(schema.primary_keys)
+        types = [schema.field(k).type for k in pk]
+        key_chunks: list[pa.Array] = []
+        parts: list[np.ndarray] = []
+        buckets: list[np.ndarray] = []
+        for split in plan.splits:
+            pid = out.partition_id(tuple(split.partition_values))
+            for keys in plan.read(split):
+                key_chunks.append(key_bytes(keys, pk, types))
+                parts.append(np.full(keys.num_rows, pid, np.int32))
+                buckets.append(np.full(keys.num_rows, split.bucket, np.int32))
+        dups = 0
+        if key_chunks:
+            keys = pa.concat_arrays(key_chunks)
+            part_of, bucket_of = np.concatenate(parts), np.concatenate(buckets)
+            # A key in two places means two jobs wrote the table: keep the first, report the rest.
+            encoded = pc.dictionary_encode(keys)
+            _, first = np.unique(encoded.indices.to_numpy(), return_index=True)
+            dups = len(keys) - len(first)
+            out.keys = keys.take(pa.array(first)) if dups else keys
+            out.part_of = part_of[first] if dups else part_of
+            out.bucket_of = bucket_of[first] if dups else bucket_of
+            codes = out.part_of.astype(np.int64) * (1 << 16) + out.bucket_of
+            uniq, cnt = np.unique(codes, return_counts=True)
+            for code, c in zip(uniq.tolist(), cnt.tolist()):
+                out.counts.setdefault(code >> 16, {})[code & 0xFFFF] = c
         out.bootstrap_stats = BootstrapStats(
-            keys=len(out.keys), duplicate_keys=dups, buckets_read=read, buckets_skipped_by_ttl=skipped,
-            seconds=time.perf_counter() - started,
+            keys=len(out.keys), duplicate_keys=dups, buckets_read=len(plan.splits),
+            buckets_skipped_by_ttl=plan.skipped_by_ttl, seconds=time.perf_counter() - started,
             index_bytes=out.keys.nbytes + out.part_of.nbytes + out.bucket_of.nbytes,
         )
         return out
+
+    @classmethod
+    def with_counts(cls, *, schema: TableSchema, counts: Mapping[tuple[bytes, int], int], num_assigners: int,
+                    assign_id: int) -> CrossPartitionAssigner:
+        """An assigner that knows only how many keys each (partition, bucket) holds: the keys' locations come
+        with the rows (``learn``), as Spark's join with the table's keys delivers them."""
+        options = CoreOptions(schema.options)
+        ttl = options.raw("cross-partition-upsert.index-ttl")
+        out = cls(schema=schema, target_row_num=options.dynamic_bucket_target_row_num,
+                  num_assigners=num_assigners, assign_id=assign_id,
+                  index_ttl_ms=parse_duration(ttl) if ttl else None)
+        codec = PartitionCodec(list(schema.partition_keys), out._part_types())
+        for (part, bucket), n in counts.items():
+            pid = out.partition_id(tuple(codec.values(part)))
+            out.counts.setdefault(pid, {})[bucket] = n
+        return out
+
+    def learn(self, rows: pa.Table) -> pa.Table:
+        """Take the key locations rows carry (``OLD_PARTITION`` / ``OLD_BUCKET``, null for a key the table does
+        not hold) for keys this assigner has not met yet; return the rows without those columns."""
+        parts = rows.column(OLD_PARTITION).combine_chunks()
+        located = np.asarray(pc.is_valid(parts).to_numpy(zero_copy_only=False), dtype=bool)
+        if located.any():
+            pk = list(self.schema.primary_keys)
+            idx = pa.array(np.flatnonzero(located))
+            kb = key_bytes(rows.take(idx), pk, [self.schema.field(k).type for k in pk])
+            encoded = pc.dictionary_encode(kb)
+            first = np.unique(encoded.indices.to_numpy(), return_index=True)[1]
+            fresh_keys = encoded.dictionary
+            unseen = ~np.asarray(pc.is_in(fresh_keys, value_set=self.keys).to_numpy(zero_copy_only=False), bool)
+            if unseen.any():
+                rows_of = np.flatnonzero(located)[first[unseen]]
+                part_bytes = pc.take(parts, pa.array(rows_of))
+                penc = pc.dictionary_encode(part_bytes)
+                codec = PartitionCodec(list(self.schema.partition_keys), self._part_types())
+                pid_of = np.array([self.partition_id(tuple(codec.values(p))) for p in penc.dictionary.to_pylist()],
+                                  dtype=np.int32)
+                bucket_col = rows.column(OLD_BUCKET).combine_chunks().take(pa.array(rows_of))
+                self.keys = pa.concat_arrays([self.keys, fresh_keys.filter(pa.array(unseen))])
+                self.part_of = np.concatenate([self.part_of, pid_of[penc.indices.to_numpy()]])
+                self.bucket_of = np.concatenate([self.bucket_of, np.asarray(bucket_col.to_numpy(), np.int32)])
+        return rows.drop_columns([OLD_PARTITION, OLD_BUCKET])
 
     # -- assignment ----------------------------------------------------------------------------------------------
     def _new_buckets(self, pids: np.ndarray) -> np.ndarray:
@@ -195,12 +277,17 @@ class CrossPartitionAssigner:
             out[mask] = given
         return out
 
-    def route(self, table: pa.Table, *, partition_types: Sequence[DataType] | None = None) -> Iterator[Group]:
-        """Route rows (with their ``_VALUE_KIND``) to (partition, bucket) groups, updating the key index."""
-        del partition_types  # the assigner knows them from the schema
+    def route(self, table: pa.Table) -> Iterator[Group]:
+        """Route rows (with their ``_VALUE_KIND``) to (partition, bucket) groups, updating the key index.
+
+        Columns other than the table's (``__laketide_*``) ride along; a moved key's delete carries those of the
+        key's last row.
+        """
         n = table.num_rows
         if n == 0:
             return
+        now = self.clock_ms()
+        self._expire(now)
         schema = self.schema
         pk = list(schema.primary_keys)
         kb = key_bytes(table, pk, [schema.field(k).type for k in pk])
@@ -279,6 +366,7 @@ class CrossPartitionAssigner:
                 pid_parts.append(old_part[gone])
                 bucket_parts.append(old_bucket[gone])
         self._update_index(uniq_keys, pos, known, target, key_bucket, ends_deleted & (engine is MergeEngine.DEDUPLICATE))
+        self._stamp(now, pos[pos >= 0])
         all_rows = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
         yield from self._groups(all_rows, np.concatenate(pid_parts), np.concatenate(bucket_parts))
 
@@ -310,6 +398,27 @@ class CrossPartitionAssigner:
             col = rows.schema.get_field_index(name)
             rows = rows.set_column(col, rows.schema.field(col), pc.take(values, ids).cast(rows.schema.field(col).type))
         return rows
+
+    def _stamp(self, now: int, positions: np.ndarray | None = None) -> None:
+        """Mark keys as written ``now`` (keys added since the last stamp included)."""
+        if not self.index_ttl_ms:
+            return
+        grown = len(self.keys) - len(self.touched_ms)
+        if grown:
+            self.touched_ms = np.concatenate([self.touched_ms, np.full(grown, now, np.int64)])
+        if positions is not None:
+            self.touched_ms[positions] = now
+
+    def _expire(self, now: int) -> None:
+        """Forget the keys not written within the index TTL."""
+        if not self.index_ttl_ms:
+            return
+        self._stamp(now)
+        fresh = self.touched_ms >= now - self.index_ttl_ms
+        if not fresh.all():
+            self.keys = self.keys.filter(pa.array(fresh))
+            self.part_of, self.bucket_of = self.part_of[fresh], self.bucket_of[fresh]
+            self.touched_ms = self.touched_ms[fresh]
 
     def _update_index(self, uniq_keys: pa.Array, pos: np.ndarray, known: np.ndarray, target: np.ndarray,
                       bucket: np.ndarray, deleted: np.ndarray) -> None:

@@ -34,6 +34,8 @@ from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import (
     ASSIGNED_BUCKET_COLUMN,
+    CARRIED_PREFIX,
+    ROW_KIND_COLUMN,
     DynamicBucketIndex,
     HashBucketAssigner,
     assigner_layout,
@@ -165,22 +167,12 @@ class TableWrite:
         On primary-key tables rows are upserts (+I) unless ``row_kind`` is given or the ``rowkind.field`` column
         says otherwise.
         """
-        partial = row_kind in (RowKind.DELETE, RowKind.UPDATE_BEFORE)
-        incoming = to_arrow(data)
-        assigned = None
-        if self.dynamic_mode is not None and ASSIGNED_BUCKET_COLUMN in incoming.column_names:
-            assigned = incoming.column(ASSIGNED_BUCKET_COLUMN)
-            incoming = incoming.drop_columns([ASSIGNED_BUCKET_COLUMN])
-        table = conform(incoming, self.arrow_schema, table_name=self.table_name,
-                        fill_missing=partial, required=self.schema.primary_keys if partial else None)
-        if assigned is not None:  # rides along through row-kind filtering
-            table = table.append_column(ASSIGNED_BUCKET_COLUMN, assigned)
-        if self.has_primary_key:
-            table = self._with_row_kinds(table, row_kind)
-        elif row_kind not in (None, RowKind.INSERT):
-            raise SchemaError(f"Table {self.table_name} has no primary key: it only takes inserts")
+        table = self.prepare(data, row_kind=row_kind)
         if table.num_rows == 0:
             return
+        # Of the columns an earlier stage added only the buckets it chose matter here (dynamic buckets).
+        table = table.drop_columns([n for n in table.column_names if n.startswith(CARRIED_PREFIX)
+                                    and (n != ASSIGNED_BUCKET_COLUMN or self.dynamic_mode is None)])
         if self.dynamic_mode is not None:
             for group in self._route_dynamic(table):
                 self._writer(group.partition, group.bucket).write(group.rows)
@@ -197,6 +189,27 @@ class TableWrite:
         if self.has_primary_key:
             self._bound_write_buffers()
 
+    def prepare(self, data: Any, *, row_kind: RowKind | None = None) -> pa.Table:
+        """``data`` conformed to the table (with ``_VALUE_KIND`` on primary-key tables), as ``write`` takes it.
+
+        Columns named ``__laketide_*`` (buckets, row kinds, locations a Spark stage computed) are set aside
+        before conforming and ride along through row-kind filtering. A ``ROW_KIND_COLUMN`` holds row kinds an
+        earlier stage already prepared: they are taken as they are.
+        """
+        partial = row_kind in (RowKind.DELETE, RowKind.UPDATE_BEFORE)
+        incoming = to_arrow(data)
+        carried = [n for n in incoming.column_names if n.startswith(CARRIED_PREFIX)]
+        table = conform(incoming.drop_columns(carried) if carried else incoming, self.arrow_schema,
+                        table_name=self.table_name, fill_missing=partial,
+                        required=self.schema.primary_keys if partial else None)
+        for name in carried:
+            table = table.append_column(name, incoming.column(name))
+        if self.has_primary_key:
+            return self._with_row_kinds(table, row_kind)
+        if row_kind not in (None, RowKind.INSERT):
+            raise SchemaError(f"Table {self.table_name} has no primary key: it only takes inserts")
+        return table
+
     def _bound_write_buffers(self) -> None:
         """Keep all buckets' buffers within write-buffer-size: flush the biggest as level-0 runs."""
         buffers = [w for w in self._writers.values() if isinstance(w, _Buffered)]
@@ -209,20 +222,24 @@ class TableWrite:
             w.flush()
 
     def _route_dynamic(self, table: pa.Table) -> Iterator[Group]:
+        assigned = None
+        if ASSIGNED_BUCKET_COLUMN in table.column_names:  # a Spark assigner stage chose the buckets
+            assigned = np.asarray(table.column(ASSIGNED_BUCKET_COLUMN).to_numpy(), dtype=np.int32)
+            table = table.drop_columns([ASSIGNED_BUCKET_COLUMN])
         if self.dynamic_mode == "cross-partition":
+            if assigned is not None:  # ... and also the partitions and row kinds (no hash index in this mode)
+                yield from route_dynamic(table, schema=self.schema, partition_types=self.partition_types,
+                                         index=None, assigner=None, assigned=assigned)
+                return
             if self._cross is None:
                 self._cross = CrossPartitionAssigner.bootstrap(
                     file_io=self.file_io, table_path=self.table_path, schema=self.schema)
-            yield from self._cross.route(table, partition_types=self.partition_types)
+            yield from self._cross.route(table)
             return
         if self._dynamic_index is None:
             self._dynamic_index = DynamicBucketIndex.latest(
                 file_io=self.file_io, table_path=self.table_path, schema=self.schema)
-        assigned = None
-        if ASSIGNED_BUCKET_COLUMN in table.column_names:
-            assigned = np.asarray(table.column(ASSIGNED_BUCKET_COLUMN).to_numpy(), dtype=np.int32)
-            table = table.drop_columns([ASSIGNED_BUCKET_COLUMN])
-        elif self._assigner is None:
+        if assigned is None and self._assigner is None:
             self._assigner = HashBucketAssigner(
                 index=self._dynamic_index, layout=assigner_layout(self.options),
                 target_row_num=self.options.dynamic_bucket_target_row_num, max_buckets=max_buckets(self.options),
@@ -244,6 +261,10 @@ class TableWrite:
         self.write(data, row_kind=RowKind.DELETE)
 
     def _with_row_kinds(self, table: pa.Table, row_kind: RowKind | None) -> pa.Table:
+        if ROW_KIND_COLUMN in table.column_names:  # prepared (filtered, checked) by an earlier stage
+            kinds_column = table.column(ROW_KIND_COLUMN).cast(pa.int8())
+            table = table.drop_columns([ROW_KIND_COLUMN])
+            return table.append_column(pa.field(VALUE_KIND, pa.int8(), nullable=False), kinds_column)
         field = self.options.rowkind_field
         if row_kind is not None:
             kinds = np.full(table.num_rows, int(row_kind), dtype=np.int8)

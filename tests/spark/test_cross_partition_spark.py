@@ -1,0 +1,180 @@
+"""Cross-partition upsert through Spark: the key lookup is a distributed join, checked against a dict oracle."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow as pa
+import pytest
+
+import laketide.spark as lts
+from laketide.spark.cross_partition import cross_partition_routed
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
+                    ("v", pa.int64()), ("op", pa.string())])
+DDL = "id long, dt string, v long, op string"
+
+
+def _df(spark, rows: list[tuple], slices: int = 4):
+    """A DataFrame whose order is the list's (slices keep it; monotonically_increasing_id follows it)."""
+    return spark.sparkContext.parallelize(rows, slices).toDF(DDL)
+
+
+def _state(t) -> dict[int, tuple]:
+    return {r["id"]: (r["dt"], r["v"]) for r in t.read(columns=["id", "dt", "v"]).to_pylist()}
+
+
+def _locations(t) -> dict[int, list[tuple]]:
+    """Every (partition, bucket) holding a key (merged per bucket): a live key must be in exactly one."""
+    scan = t.scan()
+    seen: dict[int, list[tuple]] = {}
+    for split in scan.plan():
+        for b in scan.reader.read(split):
+            for k in b.column("id").to_pylist():
+                seen.setdefault(k, []).append((split.partition_values, split.bucket))
+    return seen
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_random_upserts_moves_and_deletes_match_oracle(spark, cat, wh: str, seed: int) -> None:
+    t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                         options={"dynamic-bucket.target-row-num": "8", "rowkind.field": "op"})
+    rnd = random.Random(seed)
+    oracle: dict[int, tuple] = {}
+    for _ in range(4):
+        rows = []
+        for _ in range(rnd.randint(30, 120)):
+            k, dt, v = rnd.randint(0, 80), rnd.choice("abcd"), rnd.randint(0, 999)
+            op = "-D" if rnd.random() < 0.15 else "+I"
+            rows.append((k, dt, v, op))
+            if op == "+I":
+                oracle[k] = (dt, v)
+            else:
+                oracle.pop(k, None)  # a delete may name any partition: the key goes wherever it is
+        lts.write(_df(spark, rows), "db.x", warehouse=wh)
+        t = cat.table("db.x")
+        assert _state(t) == oracle
+        where = _locations(t)
+        assert set(where) == set(oracle)
+        assert all(len(places) == 1 and places[0][0] == (oracle[k][0],) for k, places in where.items())
+    # 4 assigners (spark.sql.shuffle.partitions) filled buckets of their own, none beyond target-row-num
+    sizes: dict[tuple, int] = {}
+    for places in _locations(t).values():
+        sizes[places[0]] = sizes.get(places[0], 0) + 1
+    assert max(sizes.values()) <= 8 and len(sizes) >= len(oracle) / 8
+
+
+def test_join_is_distributed_and_bootstrap_reported(spark, cat, wh: str) -> None:
+    t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                         options={"dynamic-bucket.target-row-num": "50"})
+    lts.write(_df(spark, [(k, "ab"[k % 2], k, None) for k in range(300)]), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    incoming = _df(spark, [(k, "c", -k, None) for k in range(250, 350)])
+    with cross_partition_routed(incoming, t) as (routed, report):
+        plan = routed._jdf.queryExecution().executedPlan().toString()
+        assert "Join" in plan and "InMemoryTableScan" in plan  # Spark joins the cached keys, no task holds them
+        assert report.keys == 300 and report.buckets == len({(p, b) for p, b in
+                                                              (x[0] for x in _locations(t).values())})
+        kinds = {(r["dt"], r["__laketide_row_kind"]) for r in routed.select("dt", "__laketide_row_kind").collect()}
+    # 50 keys move from a/b to c: deletes (3) in the old partitions, inserts (0) in the new one
+    assert kinds == {("a", 3), ("b", 3), ("c", 0)}
+    assert not spark.sparkContext._jsc.getPersistentRDDs()  # the cached keys are released
+
+
+def test_last_row_of_the_dataframe_wins_across_tasks(spark, cat, wh: str) -> None:
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"])
+    rows = [(1, "a", 1, None)] + [(k, "b", k, None) for k in range(100, 140)] + [(1, "c", 2, None)]
+    lts.write(_df(spark, rows, slices=2), "db.x", warehouse=wh)  # the two rows of key 1 start in two tasks
+    got = _state(cat.table("db.x"))
+    assert got[1] == ("c", 2) and len(got) == 41
+
+
+@pytest.mark.parametrize("engine,options,expected", [
+    ("partial-update", {}, {1: ("a", 5), 2: ("b", 7)}),
+    ("aggregation", {"fields.v.aggregate-function": "sum"}, {1: ("a", 6), 2: ("b", 7)}),
+    ("first-row", {}, {1: ("a", 1), 2: ("b", 7)}),
+])
+def test_other_engines_keep_the_old_partition(spark, cat, wh: str, engine, options, expected) -> None:
+    cat.create_table("db.e", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"merge-engine": engine, **options})
+    lts.write(_df(spark, [(1, "a", 1, None)]), "db.e", warehouse=wh)
+    lts.write(_df(spark, [(1, "b", 5, None), (2, "b", 7, None)]), "db.e", warehouse=wh)
+    t = cat.table("db.e")
+    if engine == "first-row":
+        t.compact(full=True)  # first-row reads skip level 0
+    assert _state(t) == expected
+    assert all(len(p) == 1 for p in _locations(t).values())
+
+
+def test_index_ttl_through_spark(spark, cat, wh: str) -> None:
+    # every bucket is older than 1 ms by the time the next job plans: its keys count as new (Paimon's TTL trade)
+    cat.create_table("db.ttl", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"cross-partition-upsert.index-ttl": "1 ms"})
+    lts.write(_df(spark, [(1, "a", 1, None), (2, "b", 2, None)]), "db.ttl", warehouse=wh)
+    t = cat.table("db.ttl")
+    with cross_partition_routed(_df(spark, [(1, "c", 3, None)]), t) as (routed, report):
+        assert report.keys == 0 and report.buckets_skipped_by_ttl == 2
+        assert {r["dt"] for r in routed.collect()} == {"c"}  # no delete in "a": the stale key is not known
+
+
+def test_stream_into_cross_partition_table(spark, cat, wh: str, tmp_path) -> None:
+    src = cat.create_table("db.src", SCHEMA)
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"dynamic-bucket.target-row-num": "10", "rowkind.field": "op"})
+    oracle: dict[int, tuple] = {}
+    rnd = random.Random(7)
+    for _ in range(3):  # three snapshots of the source: three micro-batches with maxFilesPerTrigger = 1
+        rows = [(rnd.randint(0, 30), rnd.choice("ab"), rnd.randint(0, 99), "+I") for _ in range(25)]
+        src.write(pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA))
+        for k, dt, v, _ in rows:
+            oracle[k] = (dt, v)
+    stream = lts.read_stream(spark, "db.src", warehouse=wh, scan_mode="from-snapshot",
+                             options={"scan.snapshot-id": "1", "maxFilesPerTrigger": "1"})
+    query = lts.write_stream(stream, "db.x", warehouse=wh, checkpoint=str(tmp_path / "cp"),
+                             trigger={"availableNow": True})
+    query.awaitTermination()
+    t = cat.table("db.x")
+    assert _state(t) == oracle
+    assert all(len(p) == 1 for p in _locations(t).values())
+    snaps = [s for s in t.snapshot_manager.snapshots() if s.commit_kind.value == "APPEND"]
+    assert [s.commit_identifier for s in snaps] == [0, 1, 2]  # one commit per micro-batch
+    assert len({s.commit_user for s in snaps}) == 1 and snaps[0].commit_user.startswith("spark-query-")
+
+
+def test_plain_datasource_write_of_dynamic_table_from_many_tasks_is_refused(spark, cat, wh: str) -> None:
+    cat.create_table("db.h", SCHEMA, primary_key=["id", "dt"], partition_keys=["dt"])
+    df = _df(spark, [(k, "a", k, None) for k in range(40)])
+    with pytest.raises(Exception, match="dynamic buckets"):
+        df.write.format("laketide").option("warehouse", wh).mode("append").save("db.h")
+    assert cat.table("db.h").latest_snapshot() is None
+    df.coalesce(1).write.format("laketide").option("warehouse", wh).mode("append").save("db.h")
+    assert len(cat.table("db.h").read()) == 40
+
+
+def test_stream_replay_after_crash_commits_once(spark, cat, wh: str, tmp_path) -> None:
+    from pyspark.errors import StreamingQueryException
+
+    from laketide.spark.writer import TEST_FAIL_AFTER_COMMIT
+
+    src = cat.create_table("db.src", SCHEMA)
+    cat.create_table("db.agg", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"})
+    for i in range(3):
+        rows = [{"id": k, "dt": "ab"[(k + i) % 2], "v": 1, "op": None} for k in range(10)]
+        src.write(pa.Table.from_pylist(rows, schema=SCHEMA))
+    checkpoint = str(tmp_path / "cp")
+
+    def start(**options: str):  # noqa: ANN202
+        stream = lts.read_stream(spark, "db.src", warehouse=wh, scan_mode="from-snapshot",
+                                 options={"scan.snapshot-id": "1", "maxFilesPerTrigger": "1"})
+        return lts.write_stream(stream, "db.agg", warehouse=wh, checkpoint=checkpoint,
+                                trigger={"availableNow": True}, options=options)
+
+    crashed = start(**{TEST_FAIL_AFTER_COMMIT: "1"})
+    with pytest.raises(StreamingQueryException, match="failing after the laketide commit of batch 1"):
+        crashed.awaitTermination()
+    start().awaitTermination()
+    t = cat.table("db.agg")
+    # every key was counted once per source snapshot, in the partition of its first row (aggregation keeps it)
+    assert _state(t) == {k: ("ab"[k % 2], 3) for k in range(10)}
+    assert [s.commit_identifier for s in t.snapshot_manager.snapshots()] == [0, 1, 2]
