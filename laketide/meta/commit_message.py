@@ -11,7 +11,17 @@ from dataclasses import dataclass
 
 from laketide.meta.manifest import DataFileMeta, IndexFileMeta
 
-__all__ = ["CommitMessage"]
+__all__ = ["CommitMessage", "KeyIndexBase"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyIndexBase:
+    """Where a cross-partition writer's key -> partition lookup came from: the snapshot it read the table's keys
+    at (None: empty table) and the writer's id, which its own snapshots carry. Another job's appends after that
+    snapshot could put a key in two partitions: the commit then fails."""
+
+    writer_id: str
+    snapshot_id: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,6 +36,7 @@ class CommitMessage:
     compact_after: tuple[DataFileMeta, ...] = ()
     new_index_files: tuple[IndexFileMeta, ...] = ()
     deleted_index_files: tuple[IndexFileMeta, ...] = ()
+    key_index_base: KeyIndexBase | None = None  # cross-partition upsert only
 
     def is_empty(self) -> bool:
         return not (

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import pyarrow as pa
 
 from laketide.spark.options import AUDIT_LOG
-from laketide.spark.writer import BUCKET_COLUMN
+from laketide.spark.writer import BUCKET_COLUMN, KEY_INDEX_BASE, key_index_option
 from laketide.write.bucket_assigner import dynamic_bucket_mode
 
 if TYPE_CHECKING:
@@ -115,8 +115,8 @@ def write(
     if dynamic_bucket_mode(table.schema) == "cross-partition":
         from laketide.spark.cross_partition import cross_partition_routed
 
-        with cross_partition_routed(df, table, num_tasks=num_tasks) as (routed, _):
-            _save(routed, name, mode, opts)
+        with cross_partition_routed(df, table, num_tasks=num_tasks) as (routed, report):
+            _save(routed, name, mode, {**opts, KEY_INDEX_BASE: key_index_option(report.key_index_base)})
         return
     _save(with_buckets(df, table, num_tasks=num_tasks), name, mode, opts)
 
@@ -276,8 +276,8 @@ def _cross_partition_batch(name: str, warehouse: str | None, options: Mapping[st
         table = _table(name, warehouse, opts)  # as it is now: earlier batches have committed
         if committed_before(table, user, batch_id):
             return  # Spark replays a batch whose commit landed before a crash
-        with cross_partition_routed(batch, table, num_tasks=num_tasks) as (routed, _):
-            _save(routed, name, "append", opts)
+        with cross_partition_routed(batch, table, num_tasks=num_tasks) as (routed, report):
+            _save(routed, name, "append", {**opts, KEY_INDEX_BASE: key_index_option(report.key_index_base)})
         if batch_id == fail_after:
             raise CommitError(f"test hook: failing after the laketide commit of batch {batch_id}")
 

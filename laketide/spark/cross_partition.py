@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from laketide.meta.commit_message import KeyIndexBase
 from laketide.mergetree.kv import VALUE_KIND
 from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
 from laketide.spark.writer import BUCKET_COLUMN
@@ -61,11 +63,12 @@ class SparkBootstrap:
     buckets: int  # (partition, bucket) pairs holding keys
     buckets_skipped_by_ttl: int
     seconds: float
+    key_index_base: KeyIndexBase  # the writers' commit fails if another job wrote the table since
 
 
-def existing_keys(spark: SparkSession, table: Any, *, parallelism: int) -> tuple[DataFrame, int]:
+def existing_keys(spark: SparkSession, table: Any, *, parallelism: int) -> tuple[DataFrame, KeyBootstrap]:
     """The table's live keys as ``(__laketide_key_<pk>..., OLD_PARTITION, OLD_BUCKET)``, one read task per bucket
-    (at most ``parallelism`` tasks); also how many buckets the index TTL skipped."""
+    (at most ``parallelism`` tasks); also what was planned (snapshot, buckets the index TTL skipped)."""
     from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
 
     schema = table.schema
@@ -78,7 +81,7 @@ def existing_keys(spark: SparkSession, table: Any, *, parallelism: int) -> tuple
     out_arrow = spark_arrow_schema(out_schema)
     splits = plan.splits
     if not splits:
-        return spark.createDataFrame([], out_schema), plan.skipped_by_ttl
+        return spark.createDataFrame([], out_schema), plan
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -93,7 +96,7 @@ def existing_keys(spark: SparkSession, table: Any, *, parallelism: int) -> tuple
                         yield conform_to_spark(out, out_arrow)
 
     ids = spark.range(0, len(splits), 1, numPartitions=max(1, min(len(splits), parallelism)))
-    return ids.mapInArrow(read, out_schema), plan.skipped_by_ttl
+    return ids.mapInArrow(read, out_schema), plan
 
 
 @contextmanager
@@ -113,14 +116,15 @@ def cross_partition_routed(df: DataFrame, table: Any, *,
     n = assigner_layout(table.options, parallelism=num_tasks or shuffle).num_channels
 
     started = time.perf_counter()
-    keys, skipped = existing_keys(spark, table, parallelism=shuffle)
+    keys, plan = existing_keys(spark, table, parallelism=shuffle)
     keys = keys.dropDuplicates([f"{_KEY_PREFIX}{k}" for k in pk])  # a key twice: two jobs wrote at once
     keys = keys.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counted = keys.groupBy(OLD_PARTITION, OLD_BUCKET).count().collect()
         counts = {(bytes(r[0]), int(r[1])): int(r[2]) for r in counted}
         report = SparkBootstrap(table=table.name, keys=sum(counts.values()), buckets=len(counts),
-                                buckets_skipped_by_ttl=skipped, seconds=time.perf_counter() - started)
+                                buckets_skipped_by_ttl=plan.skipped_by_ttl, seconds=time.perf_counter() - started,
+                                key_index_base=KeyIndexBase(uuid.uuid4().hex, plan.snapshot_id))
         _LOG.info("cross-partition bootstrap of %s: %d keys in %d buckets (%d skipped by the index TTL), %.2f s",
                   report.table, report.keys, report.buckets, report.buckets_skipped_by_ttl, report.seconds)
 

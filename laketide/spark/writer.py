@@ -26,7 +26,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowW
 
 from laketide.exceptions import CommitError, InvalidOptionError, UnsupportedFeatureError
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
-from laketide.meta.commit_message import CommitMessage
+from laketide.meta.commit_message import CommitMessage, KeyIndexBase
 from laketide.spark.options import TableRef, bool_option, int_option
 
 if TYPE_CHECKING:
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = [
     "BUCKET_COLUMN",
     "BatchWriter",
+    "KEY_INDEX_BASE",
+    "key_index_option",
     "LaketideCommit",
     "StreamWriter",
     "TEST_FAIL_AFTER_COMMIT",
@@ -44,6 +46,8 @@ __all__ = [
 # Added by laketide.spark.write before the shuffle; writers drop it.
 BUCKET_COLUMN = "__laketide_bucket"
 WRITE_CHUNK_ROWS = 262_144  # rows a writer task hands TableWrite.write at once
+# Cross-partition writes: the snapshot their key lookup read, for the single-writer check at commit.
+KEY_INDEX_BASE = "laketide.key-index-base"
 # Batch writes of a streaming micro-batch (foreachBatch) commit under (commit.user, this option).
 COMMIT_IDENTIFIER = "commit.identifier"
 # Test hook: fail the streaming query right after the laketide commit of this batch id (before Spark's own
@@ -79,7 +83,8 @@ def _check_routed(table: Any, commits: Sequence[WriterCommitMessage | None]) -> 
 
 
 def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
-                sequences: Mapping[tuple[bytes, int], int] | None) -> LaketideCommit:
+                sequences: Mapping[tuple[bytes, int], int] | None,
+                key_index_base: KeyIndexBase | None = None) -> LaketideCommit:
     from laketide.write.table_write import TableWrite
 
     table = ref.data_table()
@@ -88,6 +93,7 @@ def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
     else:
         w = TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name, schema=table.schema,
                        restore_sequence=lambda part, bucket: sequences.get((part, bucket)))
+    w.key_index_base = key_index_base
     # Spark hands over Arrow batches of maxRecordsPerBatch (10k) rows; each TableWrite.write call has a fixed cost
     # (conform, row kinds, bucketing), so feed it fewer, bigger chunks.
     pending: list[pa.RecordBatch] = []
@@ -186,6 +192,17 @@ def with_dynamic_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = N
     return assigned.repartition(writers, *part_keys, BUCKET_COLUMN)
 
 
+def key_index_option(base: KeyIndexBase) -> str:
+    return f"{base.writer_id}@{'' if base.snapshot_id is None else base.snapshot_id}"
+
+
+def _parse_key_index(raw: str | None) -> KeyIndexBase | None:
+    if not raw:
+        return None
+    writer_id, _, snapshot = raw.partition("@")
+    return KeyIndexBase(writer_id, int(snapshot) if snapshot else None)
+
+
 def max_sequences(ref: TableRef) -> dict[tuple[bytes, int], int]:
     """Each live bucket's highest sequence number: planned once on the driver, shipped to the tasks."""
     table = ref.data_table()
@@ -213,9 +230,10 @@ class BatchWriter(DataSourceArrowWriter):
         # (commit user, identifier): a micro-batch written as a batch job commits exactly once.
         identifier = options.get(COMMIT_IDENTIFIER)
         self.commit_key = None if identifier is None else (query_commit_user(options), int(identifier))
+        self.key_index_base = _parse_key_index(options.get(KEY_INDEX_BASE))
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LaketideCommit:
-        return _write_task(self.ref, iterator, self.sequences)
+        return _write_task(self.ref, iterator, self.sequences, self.key_index_base)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         table = self.ref.data_table()

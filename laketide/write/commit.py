@@ -40,6 +40,8 @@ __all__ = ["FileStoreCommit", "BATCH_COMMIT_IDENTIFIER"]
 # Java's BatchWriteBuilder.COMMIT_IDENTIFIER: batch jobs commit once with Long.MAX_VALUE.
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
+# Snapshot property naming the cross-partition writer that committed it (see _check_single_key_writer).
+KEY_INDEX_WRITER = "laketide.key-index-writer"
 # The conflict message lists at most this many files.
 _SHOWN_FILES = 5
 
@@ -117,6 +119,10 @@ class FileStoreCommit:
             for m in messages for f in m.compact_after
         ]
         self._index_changes = index_changes(messages)  # hash indexes / DVs: applied by _try_commit
+        bases = {m.key_index_base for m in messages if m.key_index_base is not None}
+        self._key_index_base = min(bases, key=lambda b: b.snapshot_id or 0) if bases else None
+        if self._key_index_base is not None:
+            properties = {**(properties or {}), KEY_INDEX_WRITER: self._key_index_base.writer_id}
         if not overwrite and not added and not removed and not compact:
             return None
         if check_committed:
@@ -275,6 +281,8 @@ class FileStoreCommit:
         identifier: int,
         properties: dict[str, str] | None,
     ) -> int | None:
+        if kind is not CommitKind.COMPACT:
+            self._check_single_key_writer(latest)
         scan = self.scan_factory()
         opts = self.options
         writer = ManifestWriter(
@@ -363,6 +371,26 @@ class FileStoreCommit:
                           total_buckets=e.total_buckets, file=e.file)
             for e in live
         ]
+
+    def _check_single_key_writer(self, latest: Snapshot | None) -> None:
+        """A cross-partition writer looked every key up at one snapshot: fail if another writer has appended or
+        overwritten since (its new keys were invisible to the lookup, so a key could now be in two partitions).
+        Compactions and this writer's own earlier commits are fine. Reads only the snapshots since that one."""
+        base = getattr(self, "_key_index_base", None)
+        if base is None or latest is None:
+            return
+        for sid in range(latest.id, base.snapshot_id or 0, -1):
+            s = latest if sid == latest.id else self.snapshot_manager.try_snapshot(sid)
+            if s is None or s.commit_kind is CommitKind.COMPACT:
+                continue
+            if (s.properties or {}).get(KEY_INDEX_WRITER) != base.writer_id:
+                raise CommitConflictError(
+                    f"Table {self.table_name} (cross-partition upsert) was written by another job since this one "
+                    f"looked its keys up at snapshot {base.snapshot_id or 0}: snapshot {s.id} "
+                    f"({s.commit_kind.value}, commit user {s.commit_user}). A key written by both could end up in two "
+                    f"partitions, so nothing was committed. Only one job may write a table whose primary key lacks "
+                    f"partition keys at a time; re-run this write from the latest snapshot."
+                )
 
     def _check_conflicts(
         self, latest: Snapshot | None, removed: list[ManifestEntry], added: list[ManifestEntry], *, kind: CommitKind

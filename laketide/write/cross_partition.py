@@ -65,6 +65,7 @@ class BootstrapStats:
     buckets_skipped_by_ttl: int
     seconds: float
     index_bytes: int
+    snapshot_id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,7 @@ class KeyBootstrap:
     schema: TableSchema
     splits: tuple[DataSplit, ...]
     skipped_by_ttl: int
+    snapshot_id: int | None  # the snapshot whose keys these are (None: the table is empty)
 
     @classmethod
     def plan(cls, *, file_io: FileIO, table_path: str, schema: TableSchema, num_assigners: int = 1,
@@ -88,7 +90,7 @@ class KeyBootstrap:
 
         latest = SnapshotManager(file_io, table_path).latest_snapshot()
         if latest is None:
-            return cls(file_io, table_path, schema, (), 0)
+            return cls(file_io, table_path, schema, (), 0, None)
         options = CoreOptions(schema.options)
         scan = FileStoreScan(file_io=file_io, table_path=table_path, schema_manager=SchemaManager(file_io, table_path),
                              schema=schema)
@@ -104,7 +106,7 @@ class KeyBootstrap:
                                  partition_keys=schema.partition_keys, partition_values=values,
                                  default_partition_name=options.partition_default_name, merge=True,
                                  target_size=1 << 62)  # one split per bucket
-        return cls(file_io, table_path, schema, tuple(splits), skipped)
+        return cls(file_io, table_path, schema, tuple(splits), skipped, latest.id)
 
     def read(self, split: DataSplit) -> Iterator[pa.Table]:
         """The live primary keys of one bucket (merged: a deleted key is not there)."""
@@ -201,7 +203,7 @@ class CrossPartitionAssigner:
         out.bootstrap_stats = BootstrapStats(
             keys=len(out.keys), duplicate_keys=dups, buckets_read=len(plan.splits),
             buckets_skipped_by_ttl=plan.skipped_by_ttl, seconds=time.perf_counter() - started,
-            index_bytes=out.keys.nbytes + out.part_of.nbytes + out.bucket_of.nbytes,
+            index_bytes=out.keys.nbytes + out.part_of.nbytes + out.bucket_of.nbytes, snapshot_id=plan.snapshot_id,
         )
         return out
 

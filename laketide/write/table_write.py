@@ -10,6 +10,7 @@ Paimon: table.sink.TableWriteImpl, operation.AppendFileStoreWrite, operation.Key
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from laketide.exceptions import SchemaError, UnsupportedFeatureError
 from laketide.format import file_format
 from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
-from laketide.meta.commit_message import CommitMessage
+from laketide.meta.commit_message import CommitMessage, KeyIndexBase
 from laketide.meta.manifest import DataFileMeta
 from laketide.meta.paths import TablePaths, partition_path
 from laketide.mergetree.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
@@ -151,6 +152,8 @@ class TableWrite:
         self._dynamic_index: DynamicBucketIndex | None = None
         self._assigner: HashBucketAssigner | None = None
         self._cross: CrossPartitionAssigner | None = None
+        # Cross-partition upsert: the snapshot the key lookup read (set by the bootstrap, or by Spark's join).
+        self.key_index_base: KeyIndexBase | None = None
 
     def _check_primary_key_support(self) -> None:
         if self.num_buckets <= 0 and self.num_buckets != -1:
@@ -234,6 +237,8 @@ class TableWrite:
             if self._cross is None:
                 self._cross = CrossPartitionAssigner.bootstrap(
                     file_io=self.file_io, table_path=self.table_path, schema=self.schema)
+                assert self._cross.bootstrap_stats is not None
+                self.key_index_base = KeyIndexBase(uuid.uuid4().hex, self._cross.bootstrap_stats.snapshot_id)
             yield from self._cross.route(table)
             return
         if self._dynamic_index is None:
@@ -315,7 +320,8 @@ class TableWrite:
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
                                   new_files=tuple(files), compact_before=before, compact_after=after,
                                   new_index_files=() if new_index is None else (new_index,),
-                                  deleted_index_files=() if old_index is None else (old_index,))
+                                  deleted_index_files=() if old_index is None else (old_index,),
+                                  key_index_base=self.key_index_base)
                 )
         return messages
 

@@ -291,3 +291,22 @@ def test_cross_partition_index_ttl_forgets_unwritten_keys_of_a_long_lived_writer
     t.commit(w.prepare_commit())
     rows = sorted((r["id"], r["dt"], r["v"]) for r in t.read().to_pylist())
     assert rows == [(1, "a", 1), (1, "c", 5), (2, "b", 4)]
+
+
+def test_cross_partition_second_writer_is_detected(catalog) -> None:
+    t = catalog.create_table("db.xc", XSCHEMA, primary_key=["id"], partition_keys=["dt"])
+    t.write(xrows([(1, "a", 1)]))
+    long_lived, other = t.new_write(), t.new_write()
+    long_lived.write(xrows([(2, "a", 2)]))  # looked keys up at snapshot 1
+    t.commit(long_lived.prepare_commit())
+    t.compact(full=True)  # compactions add no keys: never a conflict
+    long_lived.write(xrows([(3, "b", 3)]))  # its own earlier commit is no conflict either
+    t.commit(long_lived.prepare_commit())
+    other.write(xrows([(2, "b", 20)]))  # another job, planned at snapshot 3: key 2 moves to b
+    t.commit(other.prepare_commit())
+    before = t.latest_snapshot()
+    long_lived.write(xrows([(2, "c", 200)]))  # would still delete key 2 from a, not b: two copies
+    with pytest.raises(CommitConflictError, match="written by another job"):
+        t.commit(long_lived.prepare_commit())
+    assert t.latest_snapshot() == before
+    assert xread(t) == {1: ("a", 1), 2: ("b", 20), 3: ("b", 3)}

@@ -178,3 +178,18 @@ def test_stream_replay_after_crash_commits_once(spark, cat, wh: str, tmp_path) -
     # every key was counted once per source snapshot, in the partition of its first row (aggregation keeps it)
     assert _state(t) == {k: ("ab"[k % 2], 3) for k in range(10)}
     assert [s.commit_identifier for s in t.snapshot_manager.snapshots()] == [0, 1, 2]
+
+
+def test_another_job_writing_meanwhile_fails_the_commit(spark, cat, wh: str) -> None:
+    from laketide.spark.api import _save
+    from laketide.spark.writer import KEY_INDEX_BASE, key_index_option
+
+    t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"])
+    lts.write(_df(spark, [(1, "a", 1, None)]), "db.x", warehouse=wh)
+    with cross_partition_routed(_df(spark, [(1, "b", 2, None)]), cat.table("db.x")) as (routed, report):
+        t.write(pa.Table.from_pylist([{"id": 1, "dt": "c", "v": 3, "op": None}], schema=SCHEMA))  # another job
+        before = cat.table("db.x").latest_snapshot()
+        with pytest.raises(Exception, match="written by another job"):
+            _save(routed, "db.x", "append", {"warehouse": wh, KEY_INDEX_BASE: key_index_option(report.key_index_base)})
+    assert cat.table("db.x").latest_snapshot() == before
+    assert _state(cat.table("db.x")) == {1: ("c", 3)}
