@@ -69,17 +69,19 @@ class SparkBootstrap:
 def existing_keys(spark: SparkSession, table: Any, *, parallelism: int) -> tuple[DataFrame, KeyBootstrap]:
     """The table's live keys as ``(__laketide_key_<pk>..., OLD_PARTITION, OLD_BUCKET)``, one read task per bucket
     (at most ``parallelism`` tasks); also what was planned (snapshot, buckets the index TTL skipped)."""
-    from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
+    from pyspark.sql.types import IntegerType, StructField, StructType
 
     schema = table.schema
     pk = list(schema.primary_keys)
     plan = KeyBootstrap.plan(file_io=table.file_io, table_path=table.path, schema=schema)
     key_arrow = pa.schema([pa.field(f"{_KEY_PREFIX}{k}", table.arrow_schema.field(k).type, nullable=False)
                            for k in pk])
-    out_schema = StructType([*spark_schema(key_arrow).fields, StructField(OLD_PARTITION, BinaryType(), False),
+    # Partitions as ids into plan.partitions: fixed-width columns let Spark hash-aggregate and join them cheaply.
+    out_schema = StructType([*spark_schema(key_arrow).fields, StructField(OLD_PARTITION, IntegerType(), False),
                              StructField(OLD_BUCKET, IntegerType(), False)])
     out_arrow = spark_arrow_schema(out_schema)
     splits = plan.splits
+    part_ids = {part: i for i, part in enumerate(plan.partitions)}
     if not splits:
         return spark.createDataFrame([], out_schema), plan
 
@@ -87,10 +89,10 @@ def existing_keys(spark: SparkSession, table: Any, *, parallelism: int) -> tuple
         for batch in batches:
             for i in batch.column(0).to_pylist():
                 split = splits[i]
-                part = pa.array([split.partition], pa.binary())
+                part_id = part_ids[split.partition]
                 for keys in plan.read(split):
                     n = keys.num_rows
-                    columns = [*keys.columns, part.take(np.zeros(n, np.int32)),
+                    columns = [*keys.columns, pa.array(np.full(n, part_id, np.int32)),
                                pa.array(np.full(n, split.bucket, np.int32))]
                     for out in pa.Table.from_arrays(columns, names=out_arrow.names).to_batches():
                         yield conform_to_spark(out, out_arrow)
@@ -121,7 +123,8 @@ def cross_partition_routed(df: DataFrame, table: Any, *,
     keys = keys.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counted = keys.groupBy(OLD_PARTITION, OLD_BUCKET).count().collect()
-        counts = {(bytes(r[0]), int(r[1])): int(r[2]) for r in counted}
+        partitions = plan.partitions
+        counts = {(partitions[int(r[0])], int(r[1])): int(r[2]) for r in counted}
         report = SparkBootstrap(table=table.name, keys=sum(counts.values()), buckets=len(counts),
                                 buckets_skipped_by_ttl=plan.skipped_by_ttl, seconds=time.perf_counter() - started,
                                 key_index_base=KeyIndexBase(uuid.uuid4().hex, plan.snapshot_id))
@@ -138,7 +141,8 @@ def cross_partition_routed(df: DataFrame, table: Any, *,
                                  StructField(ORDER_COLUMN, LongType(), False),
                                  StructField(ROW_KIND_COLUMN, ByteType(), False),
                                  StructField(BUCKET_COLUMN, IntegerType(), False)])
-        assign = _assign_task(table, counts, num_assigners=n, out_arrow=spark_arrow_schema(out_schema))
+        assign = _assign_task(table, counts, partitions, num_assigners=n,
+                              out_arrow=spark_arrow_schema(out_schema))
         assigned = by_key.mapInArrow(assign, out_schema)
         writers = num_tasks or max(shuffle, 1)
         routed = assigned.repartition(writers, *table.partition_keys, BUCKET_COLUMN).sortWithinPartitions(ORDER_COLUMN)
@@ -147,8 +151,8 @@ def cross_partition_routed(df: DataFrame, table: Any, *,
         keys.unpersist()
 
 
-def _assign_task(table: Any, counts: dict[tuple[bytes, int], int], *, num_assigners: int,
-                 out_arrow: pa.Schema) -> Any:
+def _assign_task(table: Any, counts: dict[tuple[bytes, int], int], partitions: tuple[bytes, ...], *,
+                 num_assigners: int, out_arrow: pa.Schema) -> Any:
     file_io, path, name, schema = table.file_io, table.path, table.name, table.schema
 
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -161,7 +165,7 @@ def _assign_task(table: Any, counts: dict[tuple[bytes, int], int], *, num_assign
                 assigner = CrossPartitionAssigner.with_counts(
                     schema=schema, counts=counts, num_assigners=num_assigners,
                     assign_id=int(chunk.column(_ASSIGNER)[0].as_py()))
-            rows = assigner.learn(prepare(chunk.drop_columns([_ASSIGNER])))
+            rows = assigner.learn(prepare(chunk.drop_columns([_ASSIGNER])), partitions)
             for group in assigner.route(rows):
                 out = group.rows
                 kinds = out.column(VALUE_KIND)

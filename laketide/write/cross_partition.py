@@ -46,7 +46,7 @@ from laketide.write.bucketing import Group
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
 
 # Where a key lives now, joined to incoming rows by Spark (laketide.spark.cross_partition); null for new keys.
-OLD_PARTITION = "__laketide_old_partition"  # the partition's BinaryRow bytes, as manifests hold them
+OLD_PARTITION = "__laketide_old_partition"  # int32: index into the partitions (BinaryRow bytes) the keys came from
 OLD_BUCKET = "__laketide_old_bucket"
 
 
@@ -79,6 +79,11 @@ class KeyBootstrap:
     splits: tuple[DataSplit, ...]
     skipped_by_ttl: int
     snapshot_id: int | None  # the snapshot whose keys these are (None: the table is empty)
+
+    @property
+    def partitions(self) -> tuple[bytes, ...]:
+        """The distinct partitions of the splits, in split order."""
+        return tuple(dict.fromkeys(s.partition for s in self.splits))
 
     @classmethod
     def plan(cls, *, file_io: FileIO, table_path: str, schema: TableSchema, num_assigners: int = 1,
@@ -223,9 +228,10 @@ class CrossPartitionAssigner:
             out.counts.setdefault(pid, {})[bucket] = n
         return out
 
-    def learn(self, rows: pa.Table) -> pa.Table:
-        """Take the key locations rows carry (``OLD_PARTITION`` / ``OLD_BUCKET``, null for a key the table does
-        not hold) for keys this assigner has not met yet; return the rows without those columns."""
+    def learn(self, rows: pa.Table, partitions: Sequence[bytes]) -> pa.Table:
+        """Take the key locations rows carry (``OLD_PARTITION``, an index into ``partitions``, and
+        ``OLD_BUCKET``; null for a key the table does not hold) for keys this assigner has not met yet; return the
+        rows without those columns."""
         parts = rows.column(OLD_PARTITION).combine_chunks()
         located = np.asarray(pc.is_valid(parts).to_numpy(zero_copy_only=False), dtype=bool)
         if located.any():
@@ -238,14 +244,14 @@ class CrossPartitionAssigner:
             unseen = ~np.asarray(pc.is_in(fresh_keys, value_set=self.keys).to_numpy(zero_copy_only=False), bool)
             if unseen.any():
                 rows_of = np.flatnonzero(located)[first[unseen]]
-                part_bytes = pc.take(parts, pa.array(rows_of))
-                penc = pc.dictionary_encode(part_bytes)
+                part_index = np.asarray(parts.take(pa.array(rows_of)).to_numpy(), dtype=np.int64)
+                used, inverse = np.unique(part_index, return_inverse=True)
                 codec = PartitionCodec(list(self.schema.partition_keys), self._part_types())
-                pid_of = np.array([self.partition_id(tuple(codec.values(p))) for p in penc.dictionary.to_pylist()],
+                pid_of = np.array([self.partition_id(tuple(codec.values(partitions[i]))) for i in used.tolist()],
                                   dtype=np.int32)
                 bucket_col = rows.column(OLD_BUCKET).combine_chunks().take(pa.array(rows_of))
                 self.keys = pa.concat_arrays([self.keys, fresh_keys.filter(pa.array(unseen))])
-                self.part_of = np.concatenate([self.part_of, pid_of[penc.indices.to_numpy()]])
+                self.part_of = np.concatenate([self.part_of, pid_of[inverse.reshape(-1)]])
                 self.bucket_of = np.concatenate([self.bucket_of, np.asarray(bucket_col.to_numpy(), np.int32)])
         return rows.drop_columns([OLD_PARTITION, OLD_BUCKET])
 
