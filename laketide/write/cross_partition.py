@@ -40,7 +40,7 @@ from laketide.options import CoreOptions, MergeEngine, parse_duration
 from laketide.scan.file_scan import PartitionCodec
 from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
-from laketide.types import DataType, to_arrow_type
+from laketide.types import BigIntType, DataType, IntType, SmallIntType, TinyIntType, to_arrow_type
 from laketide.write.bucketing import Group
 
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
@@ -51,7 +51,10 @@ OLD_BUCKET = "__laketide_old_bucket"
 
 
 def key_bytes(rows: pa.Table, columns: Sequence[str], types: Sequence[DataType]) -> pa.Array:
-    """The BinaryRow bytes of each row's primary key, as one large_binary array (exact key identity)."""
+    """Each row's primary key as one array with exact key identity: the BinaryRow bytes (large_binary), or the
+    value itself as int64 for a single integer key (the same identity, hashed and compared much faster)."""
+    if len(columns) == 1 and isinstance(types[0], (TinyIntType, SmallIntType, IntType, BigIntType)):
+        return rows.column(columns[0]).combine_chunks().cast(pa.int64())
     buf = serialize_rows_arrow(rows, columns, types)
     return pa.Array.from_buffers(pa.large_binary(), len(buf), [None, pa.py_buffer(buf.offsets.astype(np.int64)),
                                                                pa.py_buffer(buf.data)])
@@ -135,7 +138,7 @@ class CrossPartitionAssigner:
     target_row_num: int
     num_assigners: int = 1
     assign_id: int = 0
-    keys: pa.Array = field(default_factory=lambda: pa.array([], pa.large_binary()))
+    keys: pa.Array = field(init=False)  # every known key (key_bytes), aligned with part_of / bucket_of
     part_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # -1: deleted
     bucket_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     partitions: list[bytes] = field(default_factory=list)  # partition id -> BinaryRow bytes
@@ -149,6 +152,11 @@ class CrossPartitionAssigner:
     touched_ms: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per key, with a TTL only
     _part_ids: dict[bytes, int] = field(default_factory=dict)
     _part_columns: list[pa.Array] = field(default_factory=list)  # per partition key: value of each partition id
+
+    def __post_init__(self) -> None:
+        pk = list(self.schema.primary_keys)
+        empty = pa.table({k: pa.array([], to_arrow_type(self.schema.field(k).type)) for k in pk})
+        self.keys = key_bytes(empty, pk, [self.schema.field(k).type for k in pk])
 
     # -- setup ---------------------------------------------------------------------------------------------------
     @property
@@ -340,13 +348,14 @@ class CrossPartitionAssigner:
         needs_new = ~stays & ~ends_deleted
         if engine is not MergeEngine.DEDUPLICATE:
             needs_new = ~known
-        # moving keys leave their old bucket
+        # moving keys leave their old bucket (one update per bucket, not per key)
         if engine is MergeEngine.DEDUPLICATE:
-            for pid, bucket in zip(old_part[known & (moved | ends_deleted)].tolist(),
-                                   old_bucket[known & (moved | ends_deleted)].tolist()):
-                stats = self.counts.get(pid)
-                if stats is not None and stats.get(bucket, 0) > 0:
-                    stats[bucket] -= 1
+            leaving = known & (moved | ends_deleted)
+            codes_left = old_part[leaving].astype(np.int64) * (1 << 16) + old_bucket[leaving]
+            for code, n_left in zip(*(a.tolist() for a in np.unique(codes_left, return_counts=True)), strict=True):
+                stats = self.counts.get(code >> 16)
+                if stats is not None and (code & 0xFFFF) in stats:
+                    stats[code & 0xFFFF] = max(stats[code & 0xFFFF] - n_left, 0)
         new_bucket = np.full(u, -1, np.int32)
         if needs_new.any():
             new_bucket[needs_new] = self._new_buckets(target[needs_new])
