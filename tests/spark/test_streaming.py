@@ -120,7 +120,8 @@ def test_chain_ods_to_dwd_to_aggregation_equals_batch(spark, cat, wh: str, tmp_p
             agg_w.delete(pa.table({"cat": gone}))
         agg.commit(agg_w.prepare_commit())
 
-    hop2 = (ls.read_stream(spark, "db.dwd", warehouse=wh, scan_mode="latest").writeStream.foreachBatch(apply)
+    # latest-full, not latest: the query may plan its first batch after step 1 has reached the DWD table already
+    hop2 = (ls.read_stream(spark, "db.dwd", warehouse=wh, scan_mode="latest-full").writeStream.foreachBatch(apply)
             .option("checkpointLocation", str(tmp_path / "cp2")).start())
 
     def upsert(rows: list[tuple[int, str, int]]) -> None:
