@@ -114,8 +114,11 @@ def split_by_bucket(rows: pa.Table, buckets: np.ndarray) -> Iterator[tuple[int, 
     if bool((buckets == first).all()):
         yield first, rows, np.arange(rows.num_rows)
         return
-    # Bucket ids fit in 16 bits: numpy's stable sort of int16 is a radix sort.
-    order = np.argsort(buckets.astype(np.int16), kind="stable")
+    if bool((buckets[1:] >= buckets[:-1]).all()):
+        order = np.arange(len(buckets))  # already grouped (new keys fill buckets in arrival order)
+    else:
+        # Bucket ids fit in 16 bits: numpy's stable sort of int16 is a radix sort.
+        order = np.argsort(buckets.astype(np.int16), kind="stable")
     sorted_b = buckets[order]
     bounds = np.flatnonzero(np.diff(sorted_b)) + 1
     starts = np.concatenate(([0], bounds))

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from laketide.exceptions import CommitConflictError
 from laketide.index.hash_index import read_hash_index
 from laketide.meta.binary_row import hash_rows
+from tests import table_checks
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
                     ("v", pa.string()), ("n", pa.int64())])
@@ -24,13 +25,7 @@ def rows(items: list[tuple]) -> pa.Table:
 
 def key_buckets(t) -> dict[tuple, set[int]]:
     """(partition, key) -> buckets whose merged rows hold it."""
-    scan = t.scan()
-    out: dict[tuple, set[int]] = {}
-    for split in scan.plan():
-        for b in scan.reader.read(split):
-            for k in b.column("k").to_pylist():
-                out.setdefault((split.partition_values, k), set()).add(split.bucket)
-    return out
+    return table_checks.key_buckets(t, "k")
 
 
 def hash_files(t) -> dict[tuple[bytes, int], np.ndarray]:

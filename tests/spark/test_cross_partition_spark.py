@@ -9,6 +9,7 @@ import pytest
 
 import laketide.spark as lts
 from laketide.spark.cross_partition import cross_partition_routed
+from tests.table_checks import key_locations
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
                     ("v", pa.int64()), ("op", pa.string())])
@@ -25,14 +26,7 @@ def _state(t) -> dict[int, tuple]:
 
 
 def _locations(t) -> dict[int, list[tuple]]:
-    """Every (partition, bucket) holding a key (merged per bucket): a live key must be in exactly one."""
-    scan = t.scan()
-    seen: dict[int, list[tuple]] = {}
-    for split in scan.plan():
-        for b in scan.reader.read(split):
-            for k in b.column("id").to_pylist():
-                seen.setdefault(k, []).append((split.partition_values, split.bucket))
-    return seen
+    return key_locations(t, "id")
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -5,19 +5,10 @@ from __future__ import annotations
 import pyarrow as pa
 
 import laketide.spark as lts
+from tests.table_checks import key_buckets
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
                     ("v", pa.string())])
-
-
-def _key_buckets(t) -> dict[tuple, set[int]]:
-    scan = t.scan()
-    seen: dict[tuple, set[int]] = {}
-    for split in scan.plan():
-        for b in scan.reader.read(split):
-            for k in b.column("k").to_pylist():
-                seen.setdefault((split.partition_values, k), set()).add(split.bucket)
-    return seen
 
 
 def test_spark_dynamic_bucket_upserts(spark, cat, wh: str) -> None:
@@ -30,7 +21,7 @@ def test_spark_dynamic_bucket_upserts(spark, cat, wh: str) -> None:
     t = cat.table("db.t")
     got = {(r["k"], r["dt"]): r["v"] for r in t.read().to_pylist()}
     assert got == {(k, f"d{k % 2}"): ("a" if k < 500 else "b") for k in range(1500)}
-    buckets = _key_buckets(t)
+    buckets = key_buckets(t, "k")
     assert all(len(s) == 1 for s in buckets.values())
     assert len({b for s in buckets.values() for b in s}) >= 8  # ~750 keys a partition, 100 a bucket
     hashes = sum(e.index_file.row_count for e in t.file_scan().index_entries(t.latest_snapshot()))
