@@ -28,6 +28,7 @@ from laketide.exceptions import CommitError, InvalidOptionError, UnsupportedFeat
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.meta.commit_message import CommitMessage, KeyIndexBase
 from laketide.spark.options import TableRef, bool_option, int_option
+from laketide.write.bucket_assigner import ASSIGNED_BUCKET_COLUMN
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -43,8 +44,8 @@ __all__ = [
     "with_dynamic_buckets",
 ]
 
-# Added by laketide.spark.write before the shuffle; writers drop it.
-BUCKET_COLUMN = "__laketide_bucket"
+# Added by laketide.spark.write before the shuffle (TableWrite takes the bucket from it, or drops it).
+BUCKET_COLUMN = ASSIGNED_BUCKET_COLUMN
 WRITE_CHUNK_ROWS = 262_144  # rows a writer task hands TableWrite.write at once
 # Cross-partition writes: the snapshot their key lookup read, for the single-writer check at commit.
 KEY_INDEX_BASE = "laketide.key-index-base"
