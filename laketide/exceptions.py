@@ -51,6 +51,10 @@ class DatabaseNotEmptyError(CatalogError):
     pass
 
 
+class ReadOnlyTableError(CatalogError, PermissionError):
+    """A write addressed something only readable: a system table (``db.t$snapshots``) or a time-travel read."""
+
+
 class CorruptMetadataError(LaketideError):
     """A metadata file (snapshot, schema, manifest) is missing, truncated or unparsable; names the file."""
 
