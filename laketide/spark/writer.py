@@ -332,6 +332,11 @@ class BatchWriter(DataSourceArrowWriter):
             _partition_predicate(table, static_partition)  # refuse unknown keys before any task runs
         # (commit user, identifier): a micro-batch written as a batch job commits exactly once.
         identifier = int_option(options, COMMIT_IDENTIFIER)
+        if identifier is None and options.get("commit.user"):
+            raise InvalidOptionError(
+                f"laketide: option commit.user of the write to table {ref.name} needs commit.identifier (the pair "
+                f"makes the commit exactly-once)"
+            )
         self.commit_key = None if identifier is None else (query_commit_user(options), identifier)
         self.plan = _TaskPlan(
             ref=ref, routed=routed_columns(options), key_index_base=_parse_key_index(options.get(KEY_INDEX_BASE)),

@@ -160,6 +160,7 @@ def test_wrong_mode_combinations_are_refused(spark, parted, wh: str) -> None:  #
         dict(mode="overwrite", partition={"nope": "a"}),
         dict(mode="overwrite", options={"partitionOverwriteMode": "sometimes"}),
         dict(mode="append", num_tasks=0),
+        dict(mode="append", options={"commit.user": "me"}),  # without commit.identifier it would do nothing
     ]
     for kwargs in cases:
         with pytest.raises(InvalidOptionError):
@@ -289,6 +290,11 @@ def test_writes_from_another_thread_and_another_session(spark, cat, wh: str) -> 
     th.start()
     th.join()
     assert errors == []
+    # a session laketide never saw finds the source (the pyspark_laketide package), with an explicit warehouse
+    untouched = spark.newSession()
+    assert untouched.read.format("laketide").option("warehouse", wh).load("db.s").count() == 1
+    with pytest.raises(Exception, match="InvalidOptionError.*warehouse"):
+        untouched.read.format("laketide").load("db.s")
     other = spark.newSession()  # another SparkSession: the source was never registered there
     ls.write(other.createDataFrame([(2, "session", "x")], DDL), "db.s", warehouse=wh)
     other.createDataFrame([(3, "raw", "x")], DDL).write.format("laketide").option("warehouse", wh) \
@@ -298,6 +304,8 @@ def test_writes_from_another_thread_and_another_session(spark, cat, wh: str) -> 
     frame(spark, [(4, "first", "x")]).write.format("laketide").option("warehouse", wh).mode("append").save("db.s")
     assert ls.read(spark, "db.s", warehouse=wh).count() == 4
     assert sorted(r["v"] for r in t.read().to_pylist()) == ["first", "raw", "session", "thread"]
+    spark.sql("SELECT 1").collect()  # leave the fixture's session active for the next tests
+    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
 
 
 def test_relative_and_misspelled_warehouses(spark, cat, wh: str, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
