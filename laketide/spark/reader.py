@@ -37,7 +37,7 @@ from laketide.spark.errors import surfaced, surfaced_iter
 from laketide.spark.options import AUDIT_LOG, ROWKIND, TableRef, int_option
 from laketide.spark.types import conform_to_spark, spark_arrow_schema
 
-__all__ = ["BatchReader", "GroupPartition", "ReadSpec", "SplitPartition", "read_spec"]
+__all__ = ["BatchReader", "GroupLayout", "GroupPartition", "ReadSpec", "SplitPartition", "read_spec"]
 
 # Spark partitions of a live read at most (groups beyond share them); a task per group up to this.
 MAX_LIVE_PARTITIONS = 1024
@@ -127,7 +127,7 @@ class SplitPartition(InputPartition):
 
 
 class GroupPartition(InputPartition):
-    """A live read's Spark partition ``index``: what the driver planned for it (and at which snapshot)."""
+    """A live read's Spark partition ``index``: the splits the driver planned for it."""
 
     def __init__(self, index: int, splits: Sequence[DataSplit]) -> None:
         super().__init__(index)
@@ -142,34 +142,62 @@ class SystemPartition(InputPartition):
         super().__init__(None)
 
 
-def group_slot(partition: bytes, bucket: int, num_slots: int) -> int:
-    """The Spark partition of a (partition, bucket) group: a pure function of the group, the same in every
-    process (Python's own hash() is salted per process)."""
-    return zlib.crc32(partition + bucket.to_bytes(4, "big", signed=True)) % num_slots
+Group = tuple[bytes, int]  # (partition, bucket)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLayout:
+    """Which Spark partition reads a (partition, bucket) group: the same answer in every task.
+
+    The groups of the planned snapshot are dealt round-robin (balanced); a group that appeared since goes to a
+    partition chosen from its bytes alone (Python's own hash() is salted per process, crc32 is not).
+    """
+
+    planned_snapshot: int | None
+    slots: Mapping[Group, int]
+    num_slots: int
+
+    def slot(self, partition: bytes, bucket: int) -> int:
+        found = self.slots.get((partition, bucket))
+        if found is not None:
+            return found
+        return zlib.crc32(partition + bucket.to_bytes(4, "big", signed=True)) % self.num_slots
 
 
 class BatchReader(DataSourceReader):
+    """Spark calls ``reader()``, pickles the reader, and only then calls ``partitions()``: so the plan is made
+    here, in the constructor, and the tasks get its group layout with the reader."""
+
     def __init__(self, spec: ReadSpec, schema: StructType) -> None:
         self.spec = spec
         self.schema = schema
-        # Set by partitions() on the driver; pickled to the tasks with the reader.
-        self.planned_snapshot: int | None = None
-        self.num_slots = 1
+        self._splits: list[DataSplit] = []  # the driver's plan; not pickled (the partitions carry it)
+        self.layout = GroupLayout(None, {}, 1)
+        if spec.system:
+            return
+        scan = spec.scan(spec.ref.data_table())
+        self._splits = scan.plan()
+        groups = sorted({(s.partition, s.bucket) for s in self._splits})
+        num_slots = max(1, min(len(groups), MAX_LIVE_PARTITIONS))
+        self.layout = GroupLayout(
+            scan.snapshot.id if scan.snapshot is not None else None,
+            {g: i % num_slots for i, g in enumerate(groups)}, num_slots,
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_splits"] = []
+        return state
 
     @surfaced
     def partitions(self) -> list[InputPartition]:
         if self.spec.system:
             return [SystemPartition()]
-        scan = self.spec.scan(self.spec.ref.data_table())
-        splits = scan.plan()
         if self.spec.pinned:
-            return [SplitPartition(s) for s in splits] or [GroupPartition(0, [])]
-        self.planned_snapshot = scan.snapshot.id if scan.snapshot is not None else None
-        groups = {(s.partition, s.bucket) for s in splits}
-        self.num_slots = max(1, min(len(groups), MAX_LIVE_PARTITIONS))
-        slots: list[list[DataSplit]] = [[] for _ in range(self.num_slots)]
-        for s in splits:
-            slots[group_slot(s.partition, s.bucket, self.num_slots)].append(s)
+            return [SplitPartition(s) for s in self._splits] or [GroupPartition(0, [])]
+        slots: list[list[DataSplit]] = [[] for _ in range(self.layout.num_slots)]
+        for s in self._splits:
+            slots[self.layout.slot(s.partition, s.bucket)].append(s)
         return [GroupPartition(i, ss) for i, ss in enumerate(slots)]
 
     @surfaced_iter
@@ -190,13 +218,12 @@ class BatchReader(DataSourceReader):
             return
         if not isinstance(partition, GroupPartition):
             return  # Spark's stand-in partition for an empty plan
-        table = spec.ref.data_table()
-        scan = spec.scan(table)  # the latest snapshot, now
+        scan = spec.scan(spec.ref.data_table())  # the latest snapshot, now (or the pinned one)
         current = scan.snapshot.id if scan.snapshot is not None else None
-        if current == self.planned_snapshot:
+        if current == self.layout.planned_snapshot or spec.pinned:
             splits: Sequence[DataSplit] = partition.splits
         else:
-            splits = [s for s in scan.plan() if group_slot(s.partition, s.bucket, self.num_slots) == partition.index]
+            splits = [s for s in scan.plan() if self.layout.slot(s.partition, s.bucket) == partition.index]
         yield from self._rows(scan, splits, target)
 
     def _rows(self, scan: Any, splits: Sequence[DataSplit], target: pa.Schema) -> Iterator[pa.RecordBatch]:

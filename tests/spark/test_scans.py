@@ -147,3 +147,28 @@ def test_spark_writers_compact_like_paimon_writers(spark, cat, wh: str) -> None:
     assert runs(wo) == 7  # write-only: no compaction, one level-0 run per commit
     assert t.read().num_rows == wo.read().num_rows == 26
     assert {r["id"]: r["v"] for r in t.read().to_pylist()} == {r["id"]: r["v"] for r in wo.read().to_pylist()}
+
+
+def test_live_reads_spread_over_tasks_before_and_after_a_commit(spark, cat, wh: str) -> None:  # noqa: ANN001
+    t = cat.create_table("db.t", SCHEMA, partition_keys=["dt"], options={"bucket": "2", "bucket-key": "id"})
+    t.write(rows(80, parts=4))
+    df = load(spark, wh)
+
+    def per_task() -> list[int]:
+        return sorted(df.rdd.glom().map(len).collect())
+
+    def per_group() -> list[int]:
+        sizes: dict[tuple[bytes, int], int] = {}
+        for split in t.scan().plan():
+            key = (split.partition, split.bucket)
+            sizes[key] = sizes.get(key, 0) + split.row_count
+        return sorted(sizes.values())
+
+    assert len(per_group()) == 8
+    assert per_task() == per_group()  # 4 partitions x 2 buckets: one task each, as planned
+    t.write(rows(80, offset=100, parts=4))  # the same groups, a newer snapshot: each task re-plans its own
+    assert per_task() == per_group()
+    t.write(pa.table({"id": [500, 501], "v": ["n", "n"], "dt": ["new", "new"]}, schema=SCHEMA))  # new groups
+    sizes = per_task()
+    assert len(sizes) == 8 and sum(sizes) == 162 and sizes.count(0) == 0
+    assert ids(df) == sorted([*range(80), *range(100, 180), 500, 501])
