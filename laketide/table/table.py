@@ -28,6 +28,7 @@ from laketide.schema.table_schema import TableSchema
 from laketide.table.read import TableScan
 from laketide.write.commit import FileStoreCommit
 from laketide.write.table_write import TableWrite
+from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
     from laketide.table.orphan import OrphanFilesResult
@@ -111,10 +112,13 @@ class Table:
         where: str | Predicate | None = None,
         snapshot_id: int | None = None,
         tag: str | None = None,
-        timestamp_ms: int | None = None,
+        timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> TableScan:
         """Plan a read; ``.plan()`` gives splits, ``.to_batches()`` streams, ``.to_arrow()`` collects.
+
+        ``timestamp_ms`` reads the latest snapshot committed at or before it: epoch milliseconds, or a datetime
+        (a naive one is taken as UTC).
 
         ``read_optimized`` reads only what full compaction produced (the top level of primary-key tables, no
         merge): fast, possibly stale (Paimon's ``$ro`` system table).
@@ -129,7 +133,7 @@ class Table:
         *,
         snapshot_id: int | None = None,
         tag: str | None = None,
-        timestamp_ms: int | None = None,
+        timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> pa.Table:
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
@@ -295,8 +299,14 @@ class Table:
 
     # -- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> Table:
-        """Apply schema changes (each call writes one new schema file)."""
-        self._schema = self.schema_manager.commit_changes(list(changes))
+        """Apply schema changes (each call writes one new schema file).
+
+        The new schema passes the validation ``create_table`` runs (same errors); a refused change writes nothing.
+        """
+        def validate(new: TableSchema, old: TableSchema | None) -> None:
+            validate_table_schema(new, table_name=self.name, previous=old)
+
+        self._schema = self.schema_manager.commit_changes(list(changes), validate=validate)
         return self
 
     # -- helpers -----------------------------------------------------------------------------------------------
