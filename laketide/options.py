@@ -14,6 +14,7 @@ from __future__ import annotations
 import builtins
 
 import enum
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -128,6 +129,7 @@ class OptionType(enum.Enum):
     INT = "int"  # Java int: 32-bit
     LONG = "long"  # Java long: 64-bit
     BOOLEAN = "boolean"
+    DOUBLE = "double"  # Java double; finite values only
     MEMORY_SIZE = "memory-size"  # parsed to bytes
     DURATION = "duration"  # parsed to milliseconds
     ENUM = "enum"  # parsed to a member of ConfigOption.enum_class
@@ -197,6 +199,11 @@ class ConfigOption(Generic[T]):
             if not low <= number <= high:
                 raise ValueError(f"out of range [{low}, {high}]")
             return cast(T, number)
+        if kind is OptionType.DOUBLE:
+            number = float(raw.strip())
+            if not math.isfinite(number):
+                raise ValueError("not a finite number")
+            return cast(T, number)
         if kind is OptionType.BOOLEAN:
             lowered = raw.strip().lower()
             if lowered not in ("true", "false"):
@@ -232,6 +239,7 @@ class ConfigOption(Generic[T]):
             OptionType.INT: "a 32-bit integer",
             OptionType.LONG: "a 64-bit integer",
             OptionType.BOOLEAN: "'true' or 'false'",
+            OptionType.DOUBLE: "a number such as '0.7'",
             OptionType.MEMORY_SIZE: "a memory size such as '128 mb', '64kb' or '1024'",
             OptionType.DURATION: "a duration such as '1 h', '30 min', '10 s' or '100 ms'",
             OptionType.LIST: "a comma separated list of names",
@@ -305,6 +313,7 @@ class _Value(Generic[T]):
 
 
 _S, _I, _L, _B = OptionType.STRING, OptionType.INT, OptionType.LONG, OptionType.BOOLEAN
+_D = OptionType.DOUBLE
 _MEM, _DUR, _ENUM, _LIST = OptionType.MEMORY_SIZE, OptionType.DURATION, OptionType.ENUM, OptionType.LIST
 
 
@@ -377,6 +386,20 @@ class CoreOptions:
     COMPACTION_SIZE_RATIO = _option(
         "compaction.size-ratio", _I, 1, "Percentage flexibility when comparing sorted run sizes.", check=_at_least(0)
     )
+    COMPACTION_SMALL_FILE_RATIO = _option(
+        "compaction.small-file-ratio", _D, 0.7, "Files below this share of target-file-size are rewritten.",
+        check=lambda v: None if v >= 0 else "a number >= 0",
+    )
+    COMPACTION_MIN_FILE_NUM = _option(
+        "compaction.min.file-num", _I, 5, "Minimum small files of an append compaction.", check=_at_least(1)
+    )
+    COMPACTION_OPTIMIZATION_INTERVAL = _option(
+        "compaction.optimization-interval", _DUR, None, "Force a full compaction this often."
+    )
+    COMPACTION_FORCE_UP_LEVEL_0 = _option(
+        "compaction.force-up-level-0", _B, False, "Compact level 0 away at every compaction."
+    )
+    FORCE_LOOKUP = _option("force-lookup", _B, False, "Keep level 0 compacted, as a lookup changelog would.")
     FULL_COMPACTION_DELTA_COMMITS = _option(
         "full-compaction.delta-commits", _I, None, "Force a full compaction every N commits.", check=_at_least(1)
     )
@@ -410,6 +433,16 @@ class CoreOptions:
     )
     DYNAMIC_BUCKET_INITIAL_BUCKETS = _option(
         "dynamic-bucket.initial-buckets", _I, None, "Initial buckets per partition and assigner.", check=_at_least(1)
+    )
+    DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = _option(
+        "dynamic-bucket.assigner-parallelism", _I, None, "Bucket assigner channels.", check=_at_least(1)
+    )
+    DYNAMIC_BUCKET_MAX_BUCKETS = _option(
+        "dynamic-bucket.max-buckets", _I, -1, "Most buckets per partition (-1: unlimited).",
+        check=lambda v: None if v == -1 or v > 0 else "-1 (unlimited) or a number > 0",
+    )
+    CROSS_PARTITION_UPSERT_INDEX_TTL = _option(
+        "cross-partition-upsert.index-ttl", _DUR, None, "Forget keys not written for this long."
     )
     FILE_INDEX_IN_MANIFEST_THRESHOLD = _option(
         "file-index.in-manifest-threshold", _MEM, 500, "File indexes up to this size are embedded in the manifest."

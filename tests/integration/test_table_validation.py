@@ -61,6 +61,10 @@ BAD_OPTIONS = [
     ({"data-file.external-paths": "file:///tmp/elsewhere"}, UnsupportedOptionError, "data-file.external-paths"),
     ({"row-tracking.enabled": "true"}, UnsupportedOptionError, "row-tracking.enabled"),
     ({"data-evolution.enabled": "true"}, UnsupportedOptionError, "data-evolution.enabled"),
+    # Read by the compaction and the bucket assigner: refused here instead of failing a later write.
+    ({"compaction.small-file-ratio": "abc"}, InvalidOptionError, "compaction.small-file-ratio"),
+    ({"force-lookup": "yes"}, InvalidOptionError, "force-lookup"),
+    ({"dynamic-bucket.max-buckets": "0"}, InvalidOptionError, "dynamic-bucket.max-buckets"),
 ]
 IMMUTABLE_BAD_OPTIONS = [
     ({"bucket": "abc"}, InvalidOptionError, "bucket"),
