@@ -200,10 +200,10 @@ class ConfigOption(Generic[T]):
                 raise ValueError(f"out of range [{low}, {high}]")
             return cast(T, number)
         if kind is OptionType.DOUBLE:
-            number = float(raw.strip())
-            if not math.isfinite(number):
+            real = float(raw.strip())
+            if not math.isfinite(real):
                 raise ValueError("not a finite number")
-            return cast(T, number)
+            return cast(T, real)
         if kind is OptionType.BOOLEAN:
             lowered = raw.strip().lower()
             if lowered not in ("true", "false"):
