@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from laketide.exceptions import CommitStateUnknownError, LaketideError, NoSuchSnapshotError, SchemaError
+from laketide.exceptions import (
+    CommitStateUnknownError,
+    InvalidOptionError,
+    LaketideError,
+    NoSuchSnapshotError,
+    SchemaError,
+)
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
@@ -99,6 +105,10 @@ class Table:
         return self.snapshot_manager.snapshot(snapshot_id)
 
     def tag_snapshot(self, tag: str) -> Snapshot:
+        if not isinstance(tag, str) or not tag.strip() or any(c in tag for c in "/\\") \
+                or any(ord(c) < 0x20 for c in tag):
+            # The name becomes part of a path: '../..' would read a file outside the table.
+            raise InvalidOptionError(f"Table {self.name}: tag name {tag!r} is not a valid tag name")
         path = f"{self.path}/tag/tag-{tag}"
         if not self.file_io.exists(path):
             raise NoSuchSnapshotError(f"Tag {tag!r} of table {self.name} does not exist")

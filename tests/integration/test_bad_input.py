@@ -65,3 +65,13 @@ def test_timestamp_ms_accepts_datetimes(catalog) -> None:  # noqa: ANN001
     for bad in ("2024-01-01", 1.5, True, dt.date(2024, 1, 1)):
         with pytest.raises(InvalidOptionError, match="timestamp_ms"):
             t.read(timestamp_ms=bad)  # type: ignore[arg-type]
+
+
+def test_tag_names_cannot_reach_outside_the_table(catalog, tmp_path: Path) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.t", SCHEMA)
+    t.write(ROWS)
+    # A snapshot-like file outside the table that '../..' would reach.
+    (tmp_path / "tag-x").write_text(Path(t.snapshot_manager.snapshot_path(1)).read_text())
+    for bad in ("../../../../tag-x", "a/b", "a\\b", "", " ", "a\nb"):
+        with pytest.raises(InvalidOptionError, match="tag name"):
+            t.read(tag=bad)
