@@ -11,6 +11,17 @@ class InvalidOptionError(LaketideError, ValueError):
     """A known table or catalog option has a malformed value."""
 
 
+class UnsupportedFeatureError(LaketideError, NotImplementedError):
+    """A Paimon feature laketide does not implement (yet)."""
+
+
+class UnsupportedOptionError(InvalidOptionError, UnsupportedFeatureError):
+    """A Paimon table option that changes what a writer produces and that laketide does not implement.
+
+    Refused when a table is created or altered, and when a table carrying it is written; reads still work.
+    """
+
+
 class InvalidTypeError(LaketideError, ValueError):
     """A Paimon type string or an Arrow type cannot be mapped."""
 
@@ -23,12 +34,29 @@ class SchemaChangeError(SchemaError):
     """A schema change cannot be applied (unknown column, unsafe type change, ...)."""
 
 
+class SchemaAlreadyExistsError(SchemaChangeError):
+    """The schema file a change or a table creation would write is already taken (a concurrent writer)."""
+
+
 class PredicateError(LaketideError, ValueError):
     """A filter expression cannot be parsed or does not fit the table's columns."""
 
 
 class CatalogError(LaketideError):
     """Base of catalog-level errors."""
+
+
+class InvalidIdentifierError(CatalogError, ValueError):
+    """A database or table name that cannot name a directory of the warehouse ('..', 'a/b', '', ...)."""
+
+
+class SystemTableError(CatalogError, ValueError):
+    """A catalog verb that changes tables named a system table or a branch (``db.t$snapshots``,
+    ``db.t$branch_b``): only data tables are created, dropped, renamed or altered."""
+
+
+class NoSuchWarehouseError(CatalogError, LookupError):
+    """A read-only catalog call found no warehouse directory (read-only calls never create it)."""
 
 
 class NoSuchDatabaseError(CatalogError, LookupError):
@@ -49,6 +77,11 @@ class TableAlreadyExistsError(CatalogError):
 
 class DatabaseNotEmptyError(CatalogError):
     pass
+
+
+class TableLocationNotEmptyError(CatalogError, FileExistsError):
+    """create_table found a directory without a schema but with snapshots or manifests: the leftovers of another
+    table, which a new schema-0 would adopt. Names the path."""
 
 
 class CorruptMetadataError(LaketideError):
@@ -73,10 +106,6 @@ class CommitError(LaketideError):
 
 class CommitConflictError(CommitError):
     """A concurrent commit removed or changed files this commit depends on."""
-
-
-class UnsupportedFeatureError(LaketideError, NotImplementedError):
-    """A Paimon feature laketide does not implement (yet)."""
 
 
 class NotFoundError(FileIOError, FileNotFoundError):

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from laketide.exceptions import InvalidOptionError
+from laketide.exceptions import InvalidOptionError, UnsupportedFeatureError
 
 if TYPE_CHECKING:
     from laketide.catalog import Catalog
@@ -62,6 +62,8 @@ def table_ref(options: Mapping[str, str]) -> TableRef:
             f"laketide: option 'warehouse' is required for table {name} (or pass warehouse= to laketide.spark.session)"
         )
     ident = Identifier.parse(name)
+    if ident.is_branch:
+        raise UnsupportedFeatureError(f"laketide: table {ident}: branches are not supported; use {ident.full_name}")
     extra = tuple(sorted((k[len("catalog."):], v) for k, v in options.items() if k.lower().startswith("catalog.")))
     return TableRef(
         warehouse=warehouse, metastore=options.get("metastore") or "filesystem", catalog_options=extra,

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from laketide.exceptions import CommitStateUnknownError, LaketideError, NoSuchSnapshotError, SchemaError
+from laketide.exceptions import (
+    CommitStateUnknownError,
+    InvalidOptionError,
+    LaketideError,
+    NoSuchSnapshotError,
+    SchemaError,
+)
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
@@ -28,6 +34,7 @@ from laketide.schema.table_schema import TableSchema
 from laketide.table.read import TableScan
 from laketide.write.commit import FileStoreCommit
 from laketide.write.table_write import TableWrite
+from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
     from laketide.table.orphan import OrphanFilesResult
@@ -98,6 +105,10 @@ class Table:
         return self.snapshot_manager.snapshot(snapshot_id)
 
     def tag_snapshot(self, tag: str) -> Snapshot:
+        if not isinstance(tag, str) or not tag.strip() or any(c in tag for c in "/\\") \
+                or any(ord(c) < 0x20 for c in tag):
+            # The name becomes part of a path: '../..' would read a file outside the table.
+            raise InvalidOptionError(f"Table {self.name}: tag name {tag!r} is not a valid tag name")
         path = f"{self.path}/tag/tag-{tag}"
         if not self.file_io.exists(path):
             raise NoSuchSnapshotError(f"Tag {tag!r} of table {self.name} does not exist")
@@ -111,10 +122,13 @@ class Table:
         where: str | Predicate | None = None,
         snapshot_id: int | None = None,
         tag: str | None = None,
-        timestamp_ms: int | None = None,
+        timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> TableScan:
         """Plan a read; ``.plan()`` gives splits, ``.to_batches()`` streams, ``.to_arrow()`` collects.
+
+        ``timestamp_ms`` reads the latest snapshot committed at or before it: epoch milliseconds, or a datetime
+        (a naive one is taken as UTC).
 
         ``read_optimized`` reads only what full compaction produced (the top level of primary-key tables, no
         merge): fast, possibly stale (Paimon's ``$ro`` system table).
@@ -129,7 +143,7 @@ class Table:
         *,
         snapshot_id: int | None = None,
         tag: str | None = None,
-        timestamp_ms: int | None = None,
+        timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> pa.Table:
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
@@ -295,8 +309,14 @@ class Table:
 
     # -- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> Table:
-        """Apply schema changes (each call writes one new schema file)."""
-        self._schema = self.schema_manager.commit_changes(list(changes))
+        """Apply schema changes (each call writes one new schema file).
+
+        The new schema passes the validation ``create_table`` runs (same errors); a refused change writes nothing.
+        """
+        def validate(new: TableSchema, old: TableSchema | None) -> None:
+            validate_table_schema(new, table_name=self.name, previous=old)
+
+        self._schema = self.schema_manager.commit_changes(list(changes), validate=validate)
         return self
 
     # -- helpers -----------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from laketide.meta.paths import TablePaths, partition_path
 from laketide.mergetree.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
 from laketide.mergetree.engines import check_writable, merge_function_for
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.options import CoreOptions
+from laketide.options import CoreOptions, check_write_options
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import (
@@ -121,6 +121,8 @@ class TableWrite:
         self.table_name = table_name
         self.schema = schema
         self.options = CoreOptions(schema.options)
+        # A Java-written table may carry options laketide cannot honour: refuse before writing anything.
+        check_write_options(schema.options, table_name=table_name)
         self.arrow_schema = to_arrow_schema(schema.row_type)
         self.paths = TablePaths(table_path, data_file_prefix=self.options.data_file_prefix)
         self.num_buckets = self.options.bucket
