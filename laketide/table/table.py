@@ -17,6 +17,7 @@ from laketide.exceptions import CommitStateUnknownError, LaketideError, NoSuchSn
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
+from laketide.meta.deletion import TableFileDeleter
 from laketide.meta.paths import partition_path
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
@@ -83,6 +84,12 @@ class Table:
     @property
     def partition_keys(self) -> tuple[str, ...]:
         return self._schema.partition_keys
+
+    @property
+    def deleter(self) -> TableFileDeleter:
+        """The one way maintenance deletes this table's files: never outside its directory (or its
+        ``data-file.external-paths``)."""
+        return TableFileDeleter.for_options(self.file_io, self.path, self._schema.options, table_name=self.name)
 
     def refresh(self) -> Table:
         """Reload the latest schema (after another process altered the table)."""
