@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from laketide.exceptions import FileIOError
 from laketide.fs import FileIO
 
-__all__ = ["EXTERNAL_PATHS_KEY", "TableFileDeleter", "is_plain_name"]
+__all__ = ["EXTERNAL_PATHS_KEY", "TableFileDeleter", "same_location"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -28,11 +28,6 @@ _LOG = logging.getLogger(__name__)
 EXTERNAL_PATHS_KEY = "data-file.external-paths"
 
 _URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://([^/]*)(.*)$")
-
-
-def is_plain_name(name: str) -> bool:
-    """Whether ``name`` (a file name read from metadata) names a file in one directory: no separators, no dots."""
-    return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\x00" not in name
 
 
 def _canonical(path: str, *, root: bool = False) -> tuple[str, str] | None:
@@ -57,6 +52,14 @@ def _canonical(path: str, *, root: bool = False) -> tuple[str, str] | None:
     if ".." in segments or "." in segments or (not root and not segments[-1]):
         return None  # a ".." can step into a sibling of the table; an empty last segment names a directory
     return prefix, posixpath.normpath(rest)
+
+
+def same_location(a: str, b: str) -> bool:
+    """Whether two spellings of a directory (``file:`` or not, trailing slashes) name the same place."""
+    if a.rstrip("/") == b.rstrip("/"):
+        return True
+    ca, cb = _canonical(a, root=True), _canonical(b, root=True)
+    return ca is not None and ca == cb
 
 
 def _under(path: tuple[str, str], root: tuple[str, str]) -> bool:
