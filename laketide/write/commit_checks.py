@@ -133,9 +133,9 @@ class CommittedFiles:
                 continue  # expired: what it added is live still (seen above) or deleted by a later delta
             for kind, lst in (("delta", s.delta_manifest_list), ("changelog", s.changelog_manifest_list)):
                 for e in self._entries(lst):
-                    if e.file.file_name in names:
+                    if e.file.file_name in names and (e.kind is FileKind.ADD or e.file.file_name not in found):
                         verb = "added" if e.kind is FileKind.ADD else "deleted"
-                        found.setdefault(e.file.file_name, f"{verb} by snapshot {s.id} ({kind})")
+                        found[e.file.file_name] = f"{verb} by snapshot {s.id} ({kind})"
         if tags:
             for tag in self._tags(after=base):
                 try:
