@@ -68,7 +68,7 @@ class BucketFiles:
             latest = self.table.snapshot_manager.latest_snapshot()
             if latest is not None:
                 scan = self.table.file_scan()
-                for e in scan.plan(latest):
+                for e in self.table.plan_to_restore(latest):
                     files.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._dv_buckets = {
                     (e.partition, e.bucket) for e in scan.index_entries(latest)

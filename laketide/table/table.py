@@ -27,6 +27,7 @@ from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.deletion import TableFileDeleter
+from laketide.meta.manifest import ManifestEntry
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
 from laketide.options import CoreOptions
@@ -69,6 +70,9 @@ class Table:
         if latest is None:
             raise SchemaError(f"Table {name} at {path} has no schema")
         self._schema = latest
+        # The live files of the last snapshot a writer restored from: the commit that follows checks its new
+        # files against the same snapshot, usually, and reuses the plan instead of reading the manifests again.
+        self._restored_plan: tuple[tuple[int, str], list[ManifestEntry]] | None = None
 
     # -- metadata ----------------------------------------------------------------------------------------------
     @property
@@ -214,13 +218,16 @@ class Table:
         if commit_identifier is not None:
             kwargs["commit_identifier"] = commit_identifier
         where = overwrite_where if overwrite_where is not None else self._partition_filter(partition)
-        sid = committer.commit(
-            messages,
-            overwrite=overwrite,
-            overwrite_filter=where if overwrite else None,
-            check_committed=commit_user is not None,
-            **kwargs,
-        )
+        try:
+            sid = committer.commit(
+                messages,
+                overwrite=overwrite,
+                overwrite_filter=where if overwrite else None,
+                check_committed=commit_user is not None,
+                **kwargs,
+            )
+        finally:
+            self._restored_plan = None  # only ever held from a write's restore to its commit
         if sid is not None:
             self._expire_after_commit()
         return sid
@@ -359,6 +366,7 @@ class Table:
             snapshot_manager=self.snapshot_manager,
             scan_factory=self.file_scan,
             commit_user=commit_user or self._new_commit_user(),
+            restored_plan=self.restored_plan,
         )
 
     def _new_commit_user(self) -> str:
@@ -369,6 +377,17 @@ class Table:
         return FileStoreScan(file_io=self.file_io, table_path=self.path, schema_manager=self.schema_manager,
                              schema=self._schema)
 
+    def plan_to_restore(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """Every live file of ``snapshot``, for a writer restoring its buckets (kept for the commit to reuse)."""
+        entries = self.file_scan().plan(snapshot)
+        self._restored_plan = ((snapshot.id, snapshot.base_manifest_list), entries)
+        return entries
+
+    def restored_plan(self, snapshot: Snapshot) -> list[ManifestEntry] | None:
+        """The live files of ``snapshot`` if a writer of this table planned them to restore, else None."""
+        held = self._restored_plan
+        return held[1] if held is not None and held[0] == (snapshot.id, snapshot.base_manifest_list) else None
+
     def _sequence_restorer(self) -> Callable[[bytes, int], int | None]:
         cache: dict[tuple[bytes, int], int] | None = None
 
@@ -378,7 +397,7 @@ class Table:
                 cache = {}
                 latest = self.snapshot_manager.latest_snapshot()
                 if latest is not None:
-                    for e in self.file_scan().plan(latest):
+                    for e in self.plan_to_restore(latest):
                         key = (e.partition, e.bucket)
                         cache[key] = max(cache.get(key, -1), e.file.max_sequence_number)
             return cache.get((partition, bucket))

@@ -92,7 +92,9 @@ class FileStoreCommit:
         snapshot_manager: SnapshotManager,
         scan_factory: Callable[[], FileStoreScan],
         commit_user: str,
+        restored_plan: Callable[[Snapshot], list[ManifestEntry] | None] | None = None,
     ) -> None:
+        """``restored_plan`` gives the live files of a snapshot if a writer planned them already (else None)."""
         self.file_io = file_io
         self.table_path = table_path
         self.table_name = table_name
@@ -101,6 +103,7 @@ class FileStoreCommit:
         self.snapshot_manager = snapshot_manager
         self.scan_factory = scan_factory
         self.commit_user = commit_user
+        self._restored_plan = restored_plan
         self._scan_cache: FileStoreScan | None = None
         self._live_cache: tuple[tuple[object, ...], list[ManifestEntry]] | None = None
 
@@ -472,8 +475,12 @@ class FileStoreCommit:
         key = (latest.id, latest.base_manifest_list, frozenset(partitions))
         if self._live_cache is not None and self._live_cache[0] == key:
             return self._live_cache[1]
-        scan = self._scan()
-        entries = scan.plan(latest, predicate=self._partitions_predicate(scan, partitions))
+        known = self._restored_plan(latest) if self._restored_plan is not None else None
+        if known is not None:
+            entries = [e for e in known if e.partition in partitions]
+        else:
+            scan = self._scan()
+            entries = scan.plan(latest, predicate=self._partitions_predicate(scan, partitions))
         self._live_cache = (key, entries)
         return entries
 
