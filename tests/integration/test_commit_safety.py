@@ -6,6 +6,7 @@ Each test asserts the typed error and that no file changed outside what the call
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import pickle
@@ -393,3 +394,33 @@ def test_interleaved_writers_match_a_commit_order_oracle(tmp_path_factory, ops) 
         assert as_dict(t) == oracle
     t.compact(full=True)
     assert as_dict(t) == oracle
+
+
+def test_a_write_whose_restored_files_were_expired_meanwhile_writes_again(catalog, monkeypatch, caplog) -> None:  # noqa: ANN001
+    from laketide.table.compact import BucketFiles
+
+    t = pk_table(catalog, bucket="1", **{"full-compaction.delta-commits": "1"})
+    plain = dataclasses.replace(t.schema, options={**t.schema.options, "write-only": "true"})
+    setup = Table(name=t.name, path=t.path, file_io=t.file_io, schema=plain)  # writes without compacting
+    setup.write(rows([(k, "a", "old") for k in range(5)]))
+    setup.write(rows([(k, "a", "mid") for k in range(3)]))  # two files the next writer restores
+    other = Table(name=t.name, path=t.path, file_io=t.file_io)
+    real = BucketFiles._load
+    raced: list[int] = []
+
+    def load_then_race(self):  # noqa: ANN001, ANN202 - the writer restored; another job compacts and expires
+        out = real(self)
+        if not raced:
+            raced.append(1)
+            other.compact(full=True)
+            other.expire_snapshots(retain_min=1, retain_max=1, time_retained_ms=0)
+        return out
+
+    monkeypatch.setattr(BucketFiles, "_load", load_then_race)
+    with caplog.at_level(logging.INFO, logger="laketide.table.table"):
+        sid = t.write(rows([(k, "a", "new") for k in range(2)]))
+    monkeypatch.undo()
+    assert raced and sid is not None
+    assert any("(WriteConflictError); writing again" in r.getMessage() for r in caplog.records)
+    assert as_dict(t) == {(0, "a"): "new", (1, "a"): "new", (2, "a"): "mid", (3, "a"): "old", (4, "a"): "old"}
+    every_snapshot_reads(t)
