@@ -5,7 +5,10 @@ tries again (``commit.max-retries``, ``commit.timeout``, exponential backoff bet
 and ``commit.max-retry-wait`` with jitter); files this attempt wrote are removed. Transient storage failures
 are retried the same way. A commit that deletes files (compaction, overwrite, delete) first checks, in the
 partitions it changes only, that those files are still live: if a concurrent commit removed them it fails with
-CommitConflictError and changes nothing. Plain appends never conflict.
+CommitConflictError and changes nothing. Appends of append tables never conflict; a primary-key append whose new
+files do not sort after its buckets' live files fails with SequenceConflictError (see ``commit_checks``), and so
+do foreign messages and files already added (ForeignCommitMessageError, AlreadyCommittedError). A compaction that
+loses after its APPEND landed drops only its own files and the APPEND's id is returned.
 
 ``(commit_user, commit_identifier)`` makes a commit idempotent: before every retry the committer looks at the
 snapshots published since its previous attempt (never the whole history) and stops if its own landed. A publish
@@ -442,7 +445,7 @@ class FileStoreCommit:
         Paimon: ConflictDetection#checkConflicts ("File deletion conflicts detected! Give up committing.").
         """
         if latest is None:
-            live: set[tuple] = set()  # type: ignore[type-arg]
+            live: set[tuple] = set()
         else:
             live = {e.identifier for e in self._live(latest, {e.partition for e in (*removed, *added)})}
         gone = [e.file.file_name for e in removed if e.identifier not in live]
