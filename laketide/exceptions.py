@@ -108,6 +108,29 @@ class CommitConflictError(CommitError):
     """A concurrent commit removed or changed files this commit depends on."""
 
 
+class WriteConflictError(CommitConflictError):
+    """Refused, changing nothing: the commit's files were written against a table state that a concurrent commit
+    has changed since (a bucket's sequence numbers, a dynamic bucket's hash index, a cross-partition key lookup).
+
+    Writing the same rows again from the latest snapshot resolves it; ``Table.write`` does that by itself.
+    """
+
+
+class SequenceConflictError(WriteConflictError):
+    """Another writer committed to a bucket after this writer restored its sequence numbers: committing would let
+    the earlier write win on keys both wrote (or tie), so the later commit is refused instead."""
+
+
+class AlreadyCommittedError(CommitError, ValueError):
+    """A commit adds a file that a snapshot already holds (the same messages committed twice, e.g. a retry after a
+    timeout); nothing changed. Paimon: "Trying to add file ... which is already added"."""
+
+
+class ForeignCommitMessageError(CommitError, ValueError):
+    """Commit messages written for another table (or for a table since dropped and re-created at the same path);
+    nothing changed."""
+
+
 class NotFoundError(FileIOError, FileNotFoundError):
     """A file or directory an operation needs does not exist; the message names the path."""
 

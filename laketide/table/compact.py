@@ -22,7 +22,7 @@ import pyarrow as pa
 from laketide.exceptions import CommitConflictError, PredicateError, UnsupportedFeatureError
 from laketide.expr import Predicate, bind, or_, parse_where, referenced_fields
 from laketide.meta.binary_row import deserialize_binary_row
-from laketide.meta.commit_message import CommitMessage
+from laketide.meta.commit_message import CommitMessage, WriteOrigin
 from laketide.meta.manifest import DataFileMeta, FileSource, ManifestEntry
 from laketide.meta.paths import TablePaths, partition_path
 from laketide.mergetree.compaction.append import AppendCompactSettings, pack_unaware, pick_bucketed
@@ -68,7 +68,7 @@ class BucketFiles:
             latest = self.table.snapshot_manager.latest_snapshot()
             if latest is not None:
                 scan = self.table.file_scan()
-                for e in scan.plan(latest):
+                for e in self.table.plan_to_restore(latest):
                     files.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._dv_buckets = {
                     (e.partition, e.bucket) for e in scan.index_entries(latest)
@@ -128,8 +128,10 @@ def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_n
 
 
 def _deleter(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], None]:
+    deleter = table.deleter
+
     def delete(f: DataFileMeta) -> None:
-        table.file_io.delete(f.external_path or f"{bucket_dir}/{f.file_name}")
+        deleter.delete(f.external_path or f"{bucket_dir}/{f.file_name}")
 
     return delete
 
@@ -271,7 +273,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
             if more is None:
                 break
             result = _chain(result, more)
-        return _message(task, result)
+        return _message(table, task, result)
     append_settings = AppendCompactSettings.from_options(table.options)
     if table.options.bucket <= 0:
         picked = pack_unaware(files, append_settings, full=full)
@@ -281,7 +283,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     result = CompactResult()
     for group in picked:
         result += _rewrite_append(table, tw, group, task.bucket_dir)
-    return _message(task, result)
+    return _message(table, task, result)
 
 
 def compact_table(
@@ -321,11 +323,13 @@ def _chain(first: CompactResult, second: CompactResult) -> CompactResult:
     return CompactResult(before, after)
 
 
-def _message(task: BucketCompaction, result: CompactResult) -> CommitMessage | None:
+def _message(table: Table, task: BucketCompaction, result: CompactResult) -> CommitMessage | None:
     if result.is_empty():
         return None
+    origin = WriteOrigin(table_path=table.path, schema_id=table.schema.id, schema_time_ms=table.schema.time_millis,
+                         base_snapshot_id=task.snapshot_id)
     return CommitMessage(partition=task.partition, bucket=task.bucket, total_buckets=task.total_buckets,
-                         compact_before=result.before, compact_after=result.after)
+                         compact_before=result.before, compact_after=result.after, origin=origin)
 
 
 def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:
