@@ -22,6 +22,7 @@ import laketide
 from laketide.fs.failing import CrashingFileIO, FaultPoint
 from laketide.meta.manifest_io import encode_records, to_records
 from laketide.meta.manifest_schema import MANIFEST_FILE_META
+from laketide.schema.changes import SetOption
 from laketide.table.table import Table
 
 SCHEMA = pa.schema([("id", pa.int64()), ("dt", pa.string())])
@@ -144,11 +145,15 @@ def _commit_with_external_path(t: Table, outside_dir: str, ids: range, dt: str) 
 @pytest.mark.parametrize("configured", [False, True], ids=["foreign-path", "configured-root"])
 def test_expire_deletes_external_data_files_only_under_configured_roots(tmp_path, caplog, configured) -> None:  # noqa: ANN001
     outside_dir = str(tmp_path / "elsewhere")
-    extra = {"data-file.external-paths": f"file://{outside_dir}"} if configured else {}
-    t = make_table(str(tmp_path / "wh"), bucket="1", **extra)
+    t = make_table(str(tmp_path / "wh"), bucket="1")
     external = _commit_with_external_path(t, outside_dir, range(0, 5), "a")
     assert ids_of(t.read()) == list(range(5))
     t.write(rows(range(50, 52), "a"), mode="overwrite", partition={"dt": "a"})  # replaces the external file
+    if configured:
+        # laketide refuses to write with external paths, but a Java-written table carries the option: set it the
+        # way Java's ALTER would (no laketide write validation), then expire through laketide.
+        t.schema_manager.commit_changes([SetOption("data-file.external-paths", f"file://{outside_dir}")])
+        t.refresh()
     with caplog.at_level(logging.WARNING, logger="laketide.meta.deletion"):
         assert t.expire_snapshots(retain_min=1, retain_max=1) == 1
     assert os.path.exists(external) is not configured
