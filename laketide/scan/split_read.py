@@ -23,6 +23,7 @@ from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.mergetree.engines import merge_function_for
+from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, merge_streams, partition_runs
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.schema_manager import SchemaManager
@@ -95,8 +96,8 @@ class SplitRead:
                 yield pa.Table.from_batches([batch])
 
     def _key_range(self, meta: DataFileMeta) -> tuple[tuple[object, ...], tuple[object, ...]]:
-        lo = tuple(deserialize_binary_row(meta.min_key, self.key_types))
-        hi = tuple(deserialize_binary_row(meta.max_key, self.key_types))
+        lo = py_key(deserialize_binary_row(meta.min_key, self.key_types))
+        hi = py_key(deserialize_binary_row(meta.max_key, self.key_types))
         return lo, hi
 
     def _finish(self, table: pa.Table) -> Iterator[pa.RecordBatch]:

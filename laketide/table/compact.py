@@ -34,6 +34,7 @@ from laketide.mergetree.compaction.manager import (
 )
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter
 from laketide.mergetree.engines import merge_function_for
+from laketide.mergetree.key_order import py_key
 from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.scan.split_read import SplitRead
@@ -92,7 +93,8 @@ class BucketFiles:
 # -- building blocks ---------------------------------------------------------------------------------------------
 def _key_decoder(tw: TableWrite) -> Callable[[bytes], tuple[Any, ...]]:
     types = list(tw.key_layout.types)
-    return lambda raw: tuple(deserialize_binary_row(raw, types))
+    # Compared as Java's key comparator compares (NaN keys equal, -0.0 below 0.0).
+    return lambda raw: py_key(deserialize_binary_row(raw, types))
 
 
 def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], Iterator[pa.Table]]:
