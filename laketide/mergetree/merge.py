@@ -205,20 +205,32 @@ def _prefix_len(table: pa.Table, names: Sequence[str], bound: tuple[Any, ...]) -
     return lo
 
 
-def merge_streams(runs: Sequence[Iterator[pa.Table]], merge: MergeFunction) -> Iterator[pa.Table]:
-    """Merge key-sorted runs into key-sorted tables with one row per key, holding one batch per run at a time."""
+def merge_streams(
+    runs: Sequence[Iterator[pa.Table]], merge: MergeFunction, *, max_bytes: int | None = None
+) -> Iterator[pa.Table]:
+    """Merge key-sorted runs into key-sorted tables with one row per key, holding one batch per run at a time.
+
+    Each step merges every row up to a bound key that no run can still undercut. ``max_bytes`` caps the rows of
+    one step (rows as wide as the widest batch seen): the bound is then also at most each run's key that many
+    rows / runs in, so a merge of many runs proceeds in key-range chunks whose size does not grow with the
+    number of runs.
+    """
     names = merge.spec.key_names
     iters = list(runs)
     buffers: list[pa.Table | None] = [None] * len(iters)
     done = [False] * len(iters)
+    row_bytes = 1.0
 
     def refill(i: int) -> None:
+        nonlocal row_bytes
         while not done[i] and (buffers[i] is None or buffers[i].num_rows == 0):  # type: ignore[union-attr]
             nxt = next(iters[i], None)
             if nxt is None:
                 done[i] = True
             else:
                 buffers[i] = nxt
+                if max_bytes is not None and nxt.num_rows:
+                    row_bytes = max(row_bytes, nxt.nbytes / nxt.num_rows)
 
     for i in range(len(iters)):
         refill(i)
@@ -233,14 +245,22 @@ def merge_streams(runs: Sequence[Iterator[pa.Table]], merge: MergeFunction) -> I
         live = [i for i, b in enumerate(buffers) if b is not None and b.num_rows]
         if not live:
             return
-        pending = [i for i in live if not done[i]]
-        if pending:
-            bound = min(_key_at(buffers[i], names, buffers[i].num_rows - 1) for i in pending)  # type: ignore[union-attr]
+        per_run = None if max_bytes is None else max(1, int(max_bytes / row_bytes) // len(live))
+        limits = []
+        for i in live:
+            b = buffers[i]
+            assert b is not None
+            n = b.num_rows
+            if per_run is not None and n > per_run:
+                limits.append(_key_at(b, names, per_run - 1))
+            elif not done[i]:
+                limits.append(_key_at(b, names, n - 1))  # the run may go on with keys above its last one
+        bound = min(limits) if limits else None
         parts = []
         for i in live:
             b = buffers[i]
             assert b is not None
-            cut = b.num_rows if not pending else _prefix_len(b, names, bound)
+            cut = b.num_rows if bound is None else _prefix_len(b, names, bound)
             if cut:
                 parts.append(b.slice(0, cut))
                 buffers[i] = b.slice(cut)
