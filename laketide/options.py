@@ -368,6 +368,16 @@ class CoreOptions:
     WRITE_BUFFER_SIZE = _option(
         "write-buffer-size", _MEM, 256 << 20, "Memory buffered before a sorted flush.", check=_at_least(1)
     )
+    SORT_SPILL_THRESHOLD = _option(
+        "sort-spill-threshold", _I, None,
+        "Sorted runs a merge reads straight from their files (default num-sorted-run.stop-trigger + 1); the "
+        "smallest others are spilled to local disk first.", check=_at_least(2),
+    )
+    SORT_SPILL_BUFFER_SIZE = _option(
+        "sort-spill-buffer-size", _MEM, 64 << 20,
+        "Memory a merge of sorted runs may hold: open readers, spilled runs' batches and the rows merged at once.",
+        check=_at_least(1),
+    )
     WRITE_ONLY = _option(
         "write-only", _B, False, "Skip compaction and expiration.", fallback_keys=("write.compaction-skip",)
     )
@@ -563,6 +573,7 @@ class CoreOptions:
     partition_default_name: _Value[str] = _Value(PARTITION_DEFAULT_NAME)
     metadata_stats_mode: _Value[str] = _Value(METADATA_STATS_MODE)
     write_buffer_size: _Value[int] = _Value(WRITE_BUFFER_SIZE)
+    sort_spill_buffer_size: _Value[int] = _Value(SORT_SPILL_BUFFER_SIZE)
     write_only: _Value[bool] = _Value(WRITE_ONLY)
     num_sorted_run_compaction_trigger: _Value[int] = _Value(NUM_SORTED_RUN_COMPACTION_TRIGGER)
     compaction_max_size_amplification_percent: _Value[int] = _Value(COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT)
@@ -614,6 +625,12 @@ class CoreOptions:
         trigger = self.num_sorted_run_compaction_trigger
         stop = self.get(self.NUM_SORTED_RUN_STOP_TRIGGER)
         return max(trigger, min(trigger + 3, _INT_MAX) if stop is None else stop)
+
+    @property
+    def sort_spill_threshold(self) -> int:
+        """Explicit value or num-sorted-run.stop-trigger + 1 (as in Java)."""
+        threshold = self.get(self.SORT_SPILL_THRESHOLD)
+        return min(self.num_sorted_run_stop_trigger + 1, _INT_MAX) if threshold is None else threshold
 
     @property
     def num_levels(self) -> int:

@@ -34,6 +34,8 @@ from laketide.mergetree.compaction.manager import (
 )
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter
 from laketide.mergetree.engines import merge_function_for
+from laketide.mergetree.key_order import py_key
+from laketide.mergetree.sort_merge import SortMergeSettings
 from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.scan.split_read import SplitRead
@@ -92,16 +94,17 @@ class BucketFiles:
 # -- building blocks ---------------------------------------------------------------------------------------------
 def _key_decoder(tw: TableWrite) -> Callable[[bytes], tuple[Any, ...]]:
     types = list(tw.key_layout.types)
-    return lambda raw: tuple(deserialize_binary_row(raw, types))
+    # Compared as Java's key comparator compares (NaN keys equal, -0.0 below 0.0).
+    return lambda raw: py_key(deserialize_binary_row(raw, types))
 
 
-def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], Iterator[pa.Table]]:
+def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta, int], Iterator[pa.Table]]:
     reader = SplitRead(file_io=table.file_io, schema_manager=table.schema_manager, read_schema=table.schema)
 
-    def read(meta: DataFileMeta) -> Iterator[pa.Table]:
+    def read(meta: DataFileMeta, batch_rows: int) -> Iterator[pa.Table]:
         path = meta.external_path or f"{bucket_dir}/{meta.file_name}"
         # All value columns plus _SEQUENCE_NUMBER / _VALUE_KIND, evolved to the current schema.
-        for batch in reader.read_kv_file(meta, path):
+        for batch in reader.read_kv_file(meta, path, batch_size=batch_rows):
             yield pa.Table.from_batches([batch])
 
     return read
@@ -142,7 +145,8 @@ def _manager(
 ) -> MergeTreeCompactManager:
     merge = merge_function_for(table.schema)
     rewriter = KeyValueRewriter(read_file=_kv_reader(table, bucket_dir), new_writer=_output_writer(template),
-                                merge=merge, kv_schema=tw.kv_schema)
+                                merge=merge, kv_schema=tw.kv_schema,
+                                sort=SortMergeSettings.from_options(table.options))
     levels = Levels(files, num_levels=settings.num_levels, key_of=_key_decoder(tw))
     return MergeTreeCompactManager(levels, strategy=strategy_for(settings, files), rewriter=rewriter,
                                    settings=settings)
