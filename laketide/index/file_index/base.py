@@ -1,0 +1,87 @@
+"""The interface every column index reader implements, and shared helpers for leaf evaluation."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from laketide.expr.predicate import Leaf, Op
+from laketide.index.file_index.keys import KeyLiteral
+from laketide.index.file_index.result import FileIndexResult
+
+__all__ = ["ColumnIndexReader", "EmptyIndexReader", "RangeStep", "range_step"]
+
+
+class ColumnIndexReader(Protocol):
+    """One index of one column of one data file (bloom filter, bitmap, BSI, ...)."""
+
+    @property
+    def index_type(self) -> str: ...
+
+    def evaluate(self, leaf: Leaf) -> FileIndexResult:
+        """What the index says about ``leaf`` (a predicate on this column); REMAIN when it cannot tell."""
+        ...
+
+
+class EmptyIndexReader:
+    """An index written for no rows at all (Java's EMPTY_INDEX_FLAG entry): no value can match.
+
+    Paimon: org.apache.paimon.fileindex.empty.EmptyFileIndexReader (same answers).
+    """
+
+    def __init__(self, index_type: str) -> None:
+        self._index_type = index_type
+
+    @property
+    def index_type(self) -> str:
+        return self._index_type
+
+    def evaluate(self, leaf: Leaf) -> FileIndexResult:
+        if leaf.op in (Op.NE, Op.NOT_IN, Op.IS_NULL):
+            return FileIndexResult.remain()
+        return FileIndexResult.skip()
+
+
+class RangeStep:
+    """A comparison rewritten onto keys: ``key <op> bound``, and whether that is exactly the predicate."""
+
+    __slots__ = ("op", "bound", "exact")
+
+    def __init__(self, op: Op, bound: int, exact: bool) -> None:
+        self.op = op
+        self.bound = bound
+        self.exact = exact
+
+
+def range_step(op: Op, lit: KeyLiteral, *, lossy: bool) -> RangeStep | None:
+    """Rewrite ``value <op> literal`` onto ordered integer keys ``key = floor(value)`` (in key units).
+
+    ``lit.key`` is the floor of the literal and ``lit.exact`` whether the literal is a key itself; ``lossy``
+    says distinct values can share a key (nanosecond timestamps keyed by micros). The rewritten comparison
+    keeps every matching row; ``exact`` says it keeps no other. None: no rewrite keeps every row (``!=``
+    against a lossy key or an in-between literal).
+    """
+    k = lit.key
+    assert isinstance(k, int)
+    if op is Op.EQ:
+        return RangeStep(Op.EQ, k, not lossy) if lit.exact else None
+    if op is Op.NE:
+        return RangeStep(Op.NE, k, True) if lit.exact and not lossy else None
+    if lit.exact:
+        if not lossy:
+            return RangeStep(op, k, True)
+        # floor(v) < k  <=>  v < k and  floor(v) >= k  <=>  v >= k  when k is a key; <= and > only narrow.
+        match op:
+            case Op.LT:
+                return RangeStep(Op.LT, k, True)
+            case Op.GE:
+                return RangeStep(Op.GE, k, True)
+            case Op.LE:
+                return RangeStep(Op.LE, k, False)
+            case _:
+                return RangeStep(Op.GE, k, False)
+    # The literal lies strictly between keys k and k + 1.
+    match op:
+        case Op.LT | Op.LE:
+            return RangeStep(Op.LE, k, not lossy)
+        case _:
+            return RangeStep(Op.GT, k, not lossy) if not lossy else RangeStep(Op.GE, k, False)
