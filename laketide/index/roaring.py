@@ -25,6 +25,7 @@ __all__ = [
     "serialize_bitmap",
     "serialize_roaring32",
     "serialize_roaring32_many",
+    "serialized_size",
 ]
 
 _COOKIE_RUN: Final = 12347
@@ -312,3 +313,46 @@ def serialize_roaring32_many(values: np.ndarray, bounds: np.ndarray) -> tuple[by
         at = int(cpos[c])
         out[at : at + _BITMAP_BYTES] = np.packbits(bits, bitorder="little")
     return out.tobytes(), sizes
+
+
+def serialized_size(buf: bytes | memoryview, pos: int = 0) -> int:
+    """Byte size of the portable roaring bitmap starting at ``pos`` (reads its headers only).
+
+    Raises :class:`RoaringFormatError` when the headers are malformed or run past the end of ``buf``.
+    """
+    try:
+        start = pos
+        (cookie,) = struct.unpack_from("<I", buf, pos)
+        if cookie & 0xFFFF == _COOKIE_RUN:
+            size = (cookie >> 16) + 1
+            pos += 4
+            flags = np.unpackbits(np.frombuffer(buf, np.uint8, (size + 7) // 8, pos), bitorder="little")[:size]
+            pos += (size + 7) // 8
+            with_offsets = size >= _NO_OFFSET_THRESHOLD
+        elif cookie == _COOKIE_NO_RUN:
+            (size,) = struct.unpack_from("<I", buf, pos + 4)
+            if size > 65536:
+                raise RoaringFormatError(f"roaring bitmap claims {size} containers")
+            pos += 8
+            flags = np.zeros(size, dtype=np.uint8)
+            with_offsets = True
+        else:
+            raise RoaringFormatError(f"bad roaring cookie {cookie}")
+        cards = np.frombuffer(buf, "<u2", 2 * size, pos).reshape(size, 2)[:, 1].astype(np.int64) + 1
+        pos += 4 * size + (4 * size if with_offsets else 0)
+        if not flags.any():
+            pos += int(np.where(cards > _ARRAY_MAX_CARD, _BITMAP_BYTES, 2 * cards).sum())
+        else:
+            for i in range(size):
+                if flags[i]:
+                    (n_runs,) = struct.unpack_from("<H", buf, pos)
+                    pos += 2 + 4 * n_runs
+                else:
+                    pos += _BITMAP_BYTES if cards[i] > _ARRAY_MAX_CARD else 2 * int(cards[i])
+    except RoaringFormatError:
+        raise
+    except (struct.error, ValueError) as e:
+        raise RoaringFormatError(f"truncated roaring bitmap ({e})") from e
+    if pos > len(buf):
+        raise RoaringFormatError(f"roaring bitmap of {pos - start} bytes runs past the end")
+    return pos - start
