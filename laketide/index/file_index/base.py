@@ -8,7 +8,7 @@ from laketide.expr.predicate import Leaf, Op
 from laketide.index.file_index.keys import KeyLiteral
 from laketide.index.file_index.result import FileIndexResult
 
-__all__ = ["ColumnIndexReader", "EmptyIndexReader", "RangeStep", "range_step"]
+__all__ = ["ColumnIndexReader", "EmptyIndexReader", "RangeStep", "equality_key", "range_step"]
 
 
 class ColumnIndexReader(Protocol):
@@ -41,6 +41,19 @@ class EmptyIndexReader:
         return FileIndexResult.skip()
 
 
+def equality_key(lit: KeyLiteral, *, lossy: bool) -> tuple[object, bool] | None:
+    """The key to look up for ``value = literal`` and whether its rows are exactly the matches.
+
+    With lossy keys (values floored to a key) the literal's floor finds a superset even when the literal is
+    not a key itself; otherwise a literal between keys has no key to look up (None: keep the rows).
+    """
+    if lit.exact:
+        return lit.key, not lossy
+    if lossy:
+        return lit.key, False
+    return None
+
+
 class RangeStep:
     """A comparison rewritten onto keys: ``key <op> bound``, and whether that is exactly the predicate."""
 
@@ -63,7 +76,8 @@ def range_step(op: Op, lit: KeyLiteral, *, lossy: bool) -> RangeStep | None:
     k = lit.key
     assert isinstance(k, int)
     if op is Op.EQ:
-        return RangeStep(Op.EQ, k, not lossy) if lit.exact else None
+        found = equality_key(lit, lossy=lossy)
+        return None if found is None else RangeStep(Op.EQ, k, found[1])
     if op is Op.NE:
         return RangeStep(Op.NE, k, True) if lit.exact and not lossy else None
     if lit.exact:

@@ -33,6 +33,7 @@ from pyroaring import BitMap
 
 from laketide.exceptions import FileIndexCorruptError, FileIndexValueError, InvalidOptionError
 from laketide.expr.predicate import Leaf, Op
+from laketide.index.file_index.base import equality_key
 from laketide.index.file_index.java import binary_string_hashcodes, hashmap_order
 from laketide.index.file_index.keys import (
     KeyKind,
@@ -572,15 +573,18 @@ class BitmapIndexReader:
 
     # -- predicates ---------------------------------------------------------------------------------------
 
-    def _key_of(self, value: object) -> object | None:
+    def _key_of(self, value: object) -> tuple[object, bool] | None:
+        """The key of an ``=`` literal and whether its rows are exactly the matches (None: cannot tell)."""
         lit = key_literal(value, self._dt)
-        if lit is None or not lit.exact:
+        found = None if lit is None else equality_key(lit, lossy=lossy_keys(self._dt))
+        if found is None:
             return None
+        key, exact = found
         if self._kind in (KeyKind.FLOAT, KeyKind.DOUBLE):
-            assert isinstance(lit.key, float)
-            arr = pa.array([lit.key], pa.float32() if self._kind is KeyKind.FLOAT else pa.float64())
-            return int(float_bits(arr, self._kind)[0])
-        return lit.key
+            assert isinstance(key, float)
+            arr = pa.array([key], pa.float32() if self._kind is KeyKind.FLOAT else pa.float64())
+            return int(float_bits(arr, self._kind)[0]), exact
+        return key, exact
 
     def evaluate(self, leaf: Leaf) -> FileIndexResult:
         if not self.supported:
@@ -595,14 +599,15 @@ class BitmapIndexReader:
         if any(v is None for v in leaf.literals):
             if op in (Op.NE, Op.NOT_IN):
                 return FileIndexResult.skip()  # `!= NULL`, `NOT IN (.., NULL)`: never true
-        keys = [self._key_of(v) for v in leaf.literals if v is not None]
-        if any(k is None for k in keys):
+        found = [self._key_of(v) for v in leaf.literals if v is not None]
+        keys = [f for f in found if f is not None]
+        if len(keys) != len(found):
             return FileIndexResult.remain()
-        lossy = lossy_keys(self._dt)
-        matched = BitMap.union(*(self.rows_of(k) for k in keys)) if keys else BitMap()
+        exact = all(e for _, e in keys)
+        matched = BitMap.union(*(self.rows_of(k) for k, _ in keys)) if keys else BitMap()
         if op in (Op.EQ, Op.IN):
-            return FileIndexResult.of_rows(matched, exact=not lossy)
-        if lossy:
-            return FileIndexResult.remain()
+            return FileIndexResult.of_rows(matched, exact=exact)
+        if not exact:
+            return FileIndexResult.remain()  # some matched rows may not equal the literal: cannot negate
         return FileIndexResult.of_rows(self.non_null_rows() - matched, exact=True)
 

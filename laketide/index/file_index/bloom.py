@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from laketide.exceptions import FileIndexCorruptError, InvalidOptionError
 from laketide.expr.predicate import Leaf, Op
+from laketide.index.file_index.base import equality_key
 from laketide.index.file_index.java import wang_hash64, xxh64_binary
 from laketide.index.file_index.keys import (
     KeyKind,
@@ -35,6 +36,7 @@ from laketide.index.file_index.keys import (
     key_kind,
     key_literal,
     long_keys,
+    lossy_keys,
 )
 from laketide.index.file_index.result import FileIndexResult
 from laketide.types import DataType
@@ -192,8 +194,9 @@ class BloomFilterReader:
             if value is None:
                 continue  # `= NULL` / `IN (NULL)` is never true
             lit = key_literal(value, self._dt)
-            if lit is None or not lit.exact:
+            found = None if lit is None else equality_key(lit, lossy=lossy_keys(self._dt))
+            if found is None:
                 return FileIndexResult.remain()
-            if self.might_contain_hash(_literal_hashes(lit.key, self._kind)):
+            if self.might_contain_hash(_literal_hashes(found[0], self._kind)):
                 return FileIndexResult.remain()
         return FileIndexResult.skip()

@@ -109,7 +109,20 @@ class _Evaluator:
             results.append(r)
             if r.skipped:
                 break
-        return all_of(results)
+        return _same_leaf(results)
+
+
+def _same_leaf(results: list[FileIndexResult]) -> FileIndexResult:
+    """Several indexes' answers to one leaf: each is the truth or a superset of it, so they intersect, and
+    one exact answer makes the intersection exact (unlike an AND of two leaves, where REMAIN is unknown)."""
+    answers = [r for r in results if r.kind is not ResultKind.REMAIN]
+    if not answers:
+        return FileIndexResult.remain()
+    combined = all_of(answers)
+    if combined.kind is ResultKind.ROWS and not combined.exact and any(r.exact for r in answers):
+        assert combined.rows is not None
+        return FileIndexResult.of_rows(combined.rows, exact=True)
+    return combined
 
 
 def evaluate_file_index(
