@@ -8,7 +8,10 @@ from laketide.expr.predicate import Leaf, Op
 from laketide.index.file_index.keys import KeyLiteral
 from laketide.index.file_index.result import FileIndexResult
 
-__all__ = ["ColumnIndexReader", "EmptyIndexReader", "RangeStep", "equality_key", "range_step"]
+__all__ = ["NO_KEY", "ColumnIndexReader", "EmptyIndexReader", "RangeStep", "equality_key", "range_step"]
+
+NO_KEY: object = object()
+"""Stands for the key of a literal no value of the column can equal (``int_col = 1.5``)."""
 
 
 class ColumnIndexReader(Protocol):
@@ -41,28 +44,29 @@ class EmptyIndexReader:
         return FileIndexResult.skip()
 
 
-def equality_key(lit: KeyLiteral, *, lossy: bool) -> tuple[object, bool] | None:
+def equality_key(lit: KeyLiteral, *, lossy: bool) -> tuple[object, bool]:
     """The key to look up for ``value = literal`` and whether its rows are exactly the matches.
 
     With lossy keys (values floored to a key) the literal's floor finds a superset even when the literal is
-    not a key itself; otherwise a literal between keys has no key to look up (None: keep the rows).
+    not a key itself; otherwise a literal between keys equals no value: :data:`NO_KEY`, exactly no row.
     """
     if lit.exact:
         return lit.key, not lossy
     if lossy:
         return lit.key, False
-    return None
+    return NO_KEY, True
 
 
 class RangeStep:
     """A comparison rewritten onto keys: ``key <op> bound``, and whether that is exactly the predicate."""
 
-    __slots__ = ("op", "bound", "exact")
+    __slots__ = ("op", "bound", "exact", "no_key")
 
-    def __init__(self, op: Op, bound: int, exact: bool) -> None:
+    def __init__(self, op: Op, bound: int, exact: bool, *, no_key: bool = False) -> None:
         self.op = op
         self.bound = bound
         self.exact = exact
+        self.no_key = no_key  # = / != against a literal no value equals (no row / every non-null row)
 
 
 def range_step(op: Op, lit: KeyLiteral, *, lossy: bool) -> RangeStep | None:
@@ -75,11 +79,11 @@ def range_step(op: Op, lit: KeyLiteral, *, lossy: bool) -> RangeStep | None:
     """
     k = lit.key
     assert isinstance(k, int)
-    if op is Op.EQ:
-        found = equality_key(lit, lossy=lossy)
-        return None if found is None else RangeStep(Op.EQ, k, found[1])
-    if op is Op.NE:
-        return RangeStep(Op.NE, k, True) if lit.exact and not lossy else None
+    if op in (Op.EQ, Op.NE):
+        key, exact = equality_key(lit, lossy=lossy)
+        if op is Op.NE and not exact:
+            return None  # rows sharing the key may still differ from the literal
+        return RangeStep(op, k, exact, no_key=key is NO_KEY)
     if lit.exact:
         if not lossy:
             return RangeStep(op, k, True)

@@ -33,7 +33,7 @@ from pyroaring import BitMap
 
 from laketide.exceptions import FileIndexCorruptError, FileIndexValueError, InvalidOptionError
 from laketide.expr.predicate import Leaf, Op
-from laketide.index.file_index.base import equality_key
+from laketide.index.file_index.base import NO_KEY, equality_key
 from laketide.index.file_index.java import binary_string_hashcodes, hashmap_order
 from laketide.index.file_index.keys import (
     KeyKind,
@@ -194,6 +194,8 @@ def _from_total_order(k: object, kind: KeyKind) -> int:
 def _pack_entries(keys: _Dictionary, order: np.ndarray, fields: list[np.ndarray]) -> bytes:
     """Serialize ``(key, int32 field...)`` for the keys at ``order``: DataOutput layout, vectorized."""
     m = int(order.size)
+    if m == 0:
+        return b""
     if keys.kind is not KeyKind.STRING:
         dtype = np.dtype([("k", _FIXED[keys.kind])] + [(f"f{i}", ">i4") for i in range(len(fields))])
         rec = np.empty(m, dtype=dtype)
@@ -356,20 +358,20 @@ class BitmapIndexWriter:
         return b"".join(parts)
 
     def _blocks(self, entry_bytes: np.ndarray) -> np.ndarray:
-        """Start index of each index block: Java fills a block while its bytes (count included) fit the limit."""
+        """Start index of each index block: Java fills a block while its bytes (count included) fit the limit.
+
+        An entry too large for any block (a long string under a small ``index-block-size``) makes Java fail;
+        here it gets a block of its own, which every reader (Java's too) reads like any other block.
+        """
         m = int(entry_bytes.size)
         starts: list[int] = []
         cum = np.concatenate(([0], np.cumsum(entry_bytes)))
         i = 0
         while i < m:
-            if 4 + entry_bytes[i] > self._block_size:
-                raise FileIndexValueError(
-                    f"a bitmap index entry of {int(entry_bytes[i])} bytes does not fit "
-                    f"index-block-size {self._block_size} (Java cannot write it either)"
-                )
             starts.append(i)
             # The last j with cum[j] - cum[i] + 4 <= limit ends this block.
-            i = int(np.searchsorted(cum, cum[i] + self._block_size - 4, side="right")) - 1
+            j = int(np.searchsorted(cum, cum[i] + self._block_size - 4, side="right")) - 1
+            i = max(j, i + 1)
         return np.asarray(starts, dtype=np.int64)
 
 
@@ -439,7 +441,7 @@ class BitmapIndexReader:
                 stored = sorted(o for o in self._v1_entries.values() if o >= 0)
                 if self._null is not None and self._null[0] >= 0:
                     stored = sorted([*stored, self._null[0]])
-                self._v1_next = dict(zip(stored, [*stored[1:], None], strict=True))
+                self._v1_next: dict[int, int | None] = dict(zip(stored, [*stored[1:], None][: len(stored)], strict=True))
             else:
                 if has_null:
                     self._null = struct.unpack_from(">ii", buf, pos)
@@ -529,6 +531,8 @@ class BitmapIndexReader:
 
     def rows_of(self, key: object) -> BitMap:
         """Rows holding ``key`` (a key as :func:`key_literal` gives it; floats as their Java bits)."""
+        if key is NO_KEY:
+            return BitMap()
         self._parse()
         cached = self._cache.get(key)
         if cached is None:
@@ -576,10 +580,11 @@ class BitmapIndexReader:
     def _key_of(self, value: object) -> tuple[object, bool] | None:
         """The key of an ``=`` literal and whether its rows are exactly the matches (None: cannot tell)."""
         lit = key_literal(value, self._dt)
-        found = None if lit is None else equality_key(lit, lossy=lossy_keys(self._dt))
-        if found is None:
+        if lit is None:
             return None
-        key, exact = found
+        key, exact = equality_key(lit, lossy=lossy_keys(self._dt))
+        if key is NO_KEY:
+            return key, exact
         if self._kind in (KeyKind.FLOAT, KeyKind.DOUBLE):
             assert isinstance(key, float)
             arr = pa.array([key], pa.float32() if self._kind is KeyKind.FLOAT else pa.float64())

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from laketide.exceptions import FileIndexCorruptError, InvalidOptionError
 from laketide.expr.predicate import Leaf, Op
-from laketide.index.file_index.base import equality_key
+from laketide.index.file_index.base import NO_KEY, equality_key
 from laketide.index.file_index.java import wang_hash64, xxh64_binary
 from laketide.index.file_index.keys import (
     KeyKind,
@@ -194,9 +194,11 @@ class BloomFilterReader:
             if value is None:
                 continue  # `= NULL` / `IN (NULL)` is never true
             lit = key_literal(value, self._dt)
-            found = None if lit is None else equality_key(lit, lossy=lossy_keys(self._dt))
-            if found is None:
+            if lit is None:
                 return FileIndexResult.remain()
-            if self.might_contain_hash(_literal_hashes(found[0], self._kind)):
+            key, _ = equality_key(lit, lossy=lossy_keys(self._dt))
+            if key is NO_KEY:
+                continue  # no value equals it
+            if self.might_contain_hash(_literal_hashes(key, self._kind)):
                 return FileIndexResult.remain()
         return FileIndexResult.skip()

@@ -346,4 +346,6 @@ class BsiIndexReader:
         step = range_step(op, lit, lossy=lossy_keys(self._dt))
         if step is None:
             return None
+        if step.no_key:
+            return (BitMap() if step.op is Op.EQ else self.non_null_rows()), True
         return self.compare(step.op, step.bound), step.exact

@@ -71,9 +71,9 @@ class _Bytes:
         offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=n + 1, offset=arr.offset * 8)
         data_buf = arr.buffers()[2]
         first, last = int(offsets[0]), int(offsets[-1])
-        raw = np.frombuffer(data_buf, dtype=np.uint8)[first:last] if data_buf is not None and n else b""
         self.data = np.zeros(last - first + 8, dtype=np.uint8)
-        self.data[: last - first] = raw
+        if last > first:
+            self.data[: last - first] = np.frombuffer(data_buf, dtype=np.uint8)[first:last]
         self.starts = offsets[:-1] - first
         self.lengths = np.diff(offsets)
         size = self.data.size
