@@ -202,3 +202,16 @@ def test_batched_roaring_serialization_equals_one_by_one() -> None:
         assert serialized_size(data, at) == len(e)
         assert BitMap.deserialize(data[at : at + len(e)]) == BitMap(g.tolist())
         at += len(e)
+
+
+def test_mask_serialization_equals_value_serialization() -> None:
+    from laketide.index.roaring import serialize_roaring32_mask
+
+    rng = np.random.default_rng(11)
+    masks = [np.zeros(0, bool), np.zeros(70_000, bool), rng.random(200_000) < 0.5, rng.random(140_000) < 0.01]
+    runs = np.zeros(300_000, bool)
+    runs[5:70_000] = True
+    runs[131_000:131_003] = True
+    masks.append(runs)
+    for m in masks:
+        assert serialize_roaring32_mask(m) == serialize_roaring32(np.flatnonzero(m).astype(np.uint32))

@@ -44,8 +44,7 @@ from laketide.index.file_index.result import FileIndexResult
 from laketide.index.roaring import (
     RoaringFormatError,
     deserialize_bitmap,
-    serialize_roaring32,
-    serialize_roaring32_many,
+    serialize_roaring32_mask,
     serialized_size,
 )
 from laketide.types import DataType
@@ -68,22 +67,19 @@ def bsi_supports(dt: DataType) -> bool:
 # Writer
 
 
-def _bsi_bytes(rows: np.ndarray, values: np.ndarray) -> bytes:
-    """One BSI (min 0) over non-negative ``values`` at ascending ``rows``."""
-    top = int(values.max()) if values.size else 0
+def _bsi_bytes(present: np.ndarray, values: np.ndarray) -> bytes:
+    """One BSI (min 0) over the rows where ``present`` is set, holding the non-negative ``values`` there."""
+    top = int(values[present].max()) if present.any() else 0
     n_slices = top.bit_length()
-    u = values.astype(np.uint64)
-    groups = [rows[((u >> np.uint64(i)) & np.uint64(1)).astype(np.bool_)] for i in range(n_slices)]
-    bounds = np.zeros(n_slices + 1, dtype=np.int64)
-    np.cumsum([g.size for g in groups], out=bounds[1:])
-    slices, _ = serialize_roaring32_many(
-        np.concatenate(groups).astype(np.uint32) if groups else np.empty(0, np.uint32), bounds
-    )
+    u = np.where(present, values, 0).astype(np.uint64)
+    slices = [
+        serialize_roaring32_mask(((u >> np.uint64(i)) & np.uint64(1)).astype(np.bool_)) for i in range(n_slices)
+    ]
     return (
         struct.pack(">bqq", VERSION_1, 0, top)
-        + serialize_roaring32(rows.astype(np.uint32))
+        + serialize_roaring32_mask(present)
         + struct.pack(">i", n_slices)
-        + slices
+        + b"".join(slices)
     )
 
 
@@ -113,14 +109,13 @@ class BsiIndexWriter:
             raise FileIndexValueError(f"a bsi index holds at most {2**31 - 1} rows, got {n}")
         if bool(np.any(valid & (keys == LONG_MIN))):
             raise FileIndexValueError(f"a bsi index cannot hold {LONG_MIN} (a {self._dt} value), as in Java")
-        rows = np.arange(n, dtype=np.int64)
         positive = valid & (keys >= 0)
         negative = valid & (keys < 0)
         out = [struct.pack(">bi", VERSION_1, n)]
-        for side, values in ((positive, keys), (negative, -keys)):
+        for side, values in ((positive, keys), (negative, -np.where(negative, keys, 0))):
             out.append(struct.pack(">?", bool(side.any())))
             if side.any():
-                out.append(_bsi_bytes(rows[side], values[side]))
+                out.append(_bsi_bytes(side, values))
         return b"".join(out)
 
 
