@@ -115,3 +115,17 @@ def test_builder_on_an_empty_file() -> None:
     c = FileIndexContainer(data, path="e.index")
     for p in (col("name") == "a", col("id") < 3, col("name").is_not_null()):
         assert evaluate_file_index(c, p, fields=fields).result.kind is ResultKind.SKIP
+
+
+def test_finishing_twice_gives_the_same_container() -> None:
+    spec = parse_file_index_options(
+        {"file-index.bitmap.columns": "name", "file-index.bsi.columns": "id", "file-index.bloom-filter.columns": "name"},
+        fields=FIELDS,
+    )
+    fields = {"id": IntType(), "name": VarCharType(20)}
+    builder = FileIndexBuilder(spec, fields=fields)
+    builder.write(pa.table({"id": pa.array([1, 2], pa.int32()), "name": ["a/..", "b"]}))
+    first = builder.finish()
+    assert first == builder.finish()
+    c = FileIndexContainer(first or b"", path="x.index")
+    assert set(evaluate_file_index(c, col("name") == "a/..", fields=fields).result.rows or ()) == {0}
