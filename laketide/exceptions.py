@@ -92,6 +92,17 @@ class CorruptMetadataError(LaketideError):
         self.path = path
 
 
+class FileIndexCorruptError(CorruptMetadataError):
+    """A data file's index (embedded in its manifest entry or a ``<data file>.index`` sidecar) cannot be parsed.
+
+    Names the index (``path``); a read can ignore the index and read the data file instead.
+    """
+
+
+class FileIndexValueError(LaketideError, ValueError):
+    """A value a file index type cannot hold (a BSI index: Long.MIN_VALUE, a decimal beyond a long), as in Java."""
+
+
 class NoSuchSnapshotError(LaketideError, LookupError):
     pass
 
