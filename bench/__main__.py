@@ -19,12 +19,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from bench import memory
 from bench.report import draw_chart, machine_facts, render
 from bench.suite import Peers
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
 SIZE_SUITES = ("append", "pk", "compaction", "filtered", "merge_engines", "dynamic_bucket")
+# memory: peak RSS at --memory-rows against 1.2M rows, each step in a fresh process (about 2 minutes at 10M).
+ALL_SUITES = (*SIZE_SUITES, "commit_latency", "memory", "spark")
 DEFAULT_SIZES = "100000,500000,2000000"
 SUITE_TIMEOUT_S = 1800
 
@@ -60,9 +63,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=_sizes, default=_sizes(DEFAULT_SIZES),
                         help=f"base row counts, comma-separated (default {DEFAULT_SIZES})")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions per workload (median of them), >= 3")
-    parser.add_argument("--suites", default=",".join((*SIZE_SUITES, "commit_latency", "spark")),
-                        help="comma-separated subset of: " + ", ".join((*SIZE_SUITES, "commit_latency", "spark")))
+    parser.add_argument("--suites", default=",".join(ALL_SUITES),
+                        help="comma-separated subset of: " + ", ".join(ALL_SUITES))
     parser.add_argument("--commits", type=int, default=500, help="history length for commit latency")
+    parser.add_argument("--memory-rows", type=int, default=memory.DEFAULT_ROWS,
+                        help=f"table size for the memory suite, compared with {memory.REFERENCE_ROWS:,} rows "
+                             f"(default {memory.DEFAULT_ROWS:,})")
     parser.add_argument("--spark-rows", type=int, default=None, help="rows for the Spark suite (default: middle size)")
     parser.add_argument("--pypaimon-max-rows", type=int, default=Peers().pypaimon_max_rows,
                         help="largest size at which pure-Python pypaimon runs (it is slow)")
@@ -90,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     plan = [(s, rows) for rows in args.sizes for s in SIZE_SUITES if s in suites]
     if "commit_latency" in suites:
         plan.append(("commit_latency", args.commits))
+    if "memory" in suites:
+        plan.append(("memory", args.memory_rows))
     if "spark" in suites:
         plan.append(("spark", spark_rows))
     t0 = time.perf_counter()

@@ -23,6 +23,8 @@ SUITE_TITLES = {
     "merge_engines": "Merge engines: partial-update and aggregation merge reads; deletion vectors",
     "dynamic_bucket": "Dynamic buckets and cross-partition upsert: write rows + upsert rows/4, vs fixed buckets",
     "commit_latency": "Commit latency vs table history (100-row appends, one table)",
+    "memory": "Peak memory (RSS, fresh process per step) of write, read and full compaction as the table grows; "
+              "hashing long keys",
     "spark": "laketide through Spark (local[2]) vs Spark's native Parquet source and sink",
 }
 EXPLANATION = """\
@@ -47,7 +49,9 @@ engine median (> 1: faster than the floor); **laketide x** = engine median / lak
 faster than that engine). **Peak RSS** is the process's high-water mark while that engine ran that workload
 (`VmHWM` reset through `/proc/self/clear_refs` before every timed call), measured in a fresh subprocess per
 suite and size, so it includes the suite's input data held by the process; pypaimon's is its driver process's.
-A workload an engine cannot run is listed with the reason."""
+A workload an engine cannot run is listed with the reason. The memory suite instead runs each step (write,
+upsert, streamed read, full compaction) in a process of its own and reports that process's peak RSS
+(`getrusage`), the interpreter and its imports (~120 MB) included, at two table sizes and their ratio."""
 
 
 def _results(payloads: Iterable[dict[str, Any]]) -> list[Result]:

@@ -20,7 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import append_table, commit_latency, compaction, dynamic_bucket, filtered_read, merge_engines, pk_table
+from bench import (
+    append_table,
+    commit_latency,
+    compaction,
+    dynamic_bucket,
+    filtered_read,
+    memory,
+    merge_engines,
+    pk_table,
+)
 from bench.harness import Result, cannot_run
 from bench.suite import Peers, SuiteRun
 
@@ -32,6 +41,7 @@ SUITES: dict[str, Callable[..., SuiteRun]] = {
     "merge_engines": merge_engines.collect,
     "dynamic_bucket": dynamic_bucket.collect,
     "commit_latency": commit_latency.collect,
+    "memory": memory.collect,
 }
 SPARK = "spark"
 # spark_bench's own result keys end in " <engine> s"; these are the engines it names.
@@ -80,7 +90,7 @@ def run_suite(suite: str, rows: int, *, repeat: int, peers: Peers) -> dict[str, 
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for r in result.results:
-        r.scale = rows
+        r.scale = r.scale or rows  # a suite measuring several sizes (memory) sets its own
     return {"suite": suite, "rows": rows, "results": [r.to_json() for r in result.results],
             "notes": result.notes, "meta": result.meta, "seconds": time.perf_counter() - t0}
 

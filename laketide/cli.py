@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 import laketide
+from laketide.exceptions import LaketideError
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run one command; a laketide error (missing warehouse, table, ...) prints one line and exits with 1."""
+    try:
+        _run(argv)
+    except LaketideError as e:
+        print(f"laketide: error: {e}", file=sys.stderr)
+        raise SystemExit(1) from None
+
+
+def _run(argv: list[str] | None) -> None:
     parser = argparse.ArgumentParser(prog="laketide")
     parser.add_argument("--warehouse", required=True)
     sub = parser.add_subparsers(dest="command", required=True)

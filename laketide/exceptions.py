@@ -11,6 +11,17 @@ class InvalidOptionError(LaketideError, ValueError):
     """A known table or catalog option has a malformed value."""
 
 
+class UnsupportedFeatureError(LaketideError, NotImplementedError):
+    """A Paimon feature laketide does not implement (yet)."""
+
+
+class UnsupportedOptionError(InvalidOptionError, UnsupportedFeatureError):
+    """A Paimon table option that changes what a writer produces and that laketide does not implement.
+
+    Refused when a table is created or altered, and when a table carrying it is written; reads still work.
+    """
+
+
 class InvalidTypeError(LaketideError, ValueError):
     """A Paimon type string or an Arrow type cannot be mapped."""
 
@@ -23,12 +34,29 @@ class SchemaChangeError(SchemaError):
     """A schema change cannot be applied (unknown column, unsafe type change, ...)."""
 
 
+class SchemaAlreadyExistsError(SchemaChangeError):
+    """The schema file a change or a table creation would write is already taken (a concurrent writer)."""
+
+
 class PredicateError(LaketideError, ValueError):
     """A filter expression cannot be parsed or does not fit the table's columns."""
 
 
 class CatalogError(LaketideError):
     """Base of catalog-level errors."""
+
+
+class InvalidIdentifierError(CatalogError, ValueError):
+    """A database or table name that cannot name a directory of the warehouse ('..', 'a/b', '', ...)."""
+
+
+class SystemTableError(CatalogError, ValueError):
+    """A catalog verb that changes tables named a system table or a branch (``db.t$snapshots``,
+    ``db.t$branch_b``): only data tables are created, dropped, renamed or altered."""
+
+
+class NoSuchWarehouseError(CatalogError, LookupError):
+    """A read-only catalog call found no warehouse directory (read-only calls never create it)."""
 
 
 class NoSuchDatabaseError(CatalogError, LookupError):
@@ -55,12 +83,28 @@ class ReadOnlyTableError(CatalogError, PermissionError):
     """A write addressed something only readable: a system table (``db.t$snapshots``) or a time-travel read."""
 
 
+class TableLocationNotEmptyError(CatalogError, FileExistsError):
+    """create_table found a directory without a schema but with snapshots or manifests: the leftovers of another
+    table, which a new schema-0 would adopt. Names the path."""
+
+
 class CorruptMetadataError(LaketideError):
     """A metadata file (snapshot, schema, manifest) is missing, truncated or unparsable; names the file."""
 
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class FileIndexCorruptError(CorruptMetadataError):
+    """A data file's index (embedded in its manifest entry or a ``<data file>.index`` sidecar) cannot be parsed.
+
+    Names the index (``path``); a read can ignore the index and read the data file instead.
+    """
+
+
+class FileIndexValueError(LaketideError, ValueError):
+    """A value a file index type cannot hold (a BSI index: Long.MIN_VALUE, a decimal beyond a long), as in Java."""
 
 
 class NoSuchSnapshotError(LaketideError, LookupError):
@@ -79,8 +123,27 @@ class CommitConflictError(CommitError):
     """A concurrent commit removed or changed files this commit depends on."""
 
 
-class UnsupportedFeatureError(LaketideError, NotImplementedError):
-    """A Paimon feature laketide does not implement (yet)."""
+class WriteConflictError(CommitConflictError):
+    """Refused, changing nothing: the commit's files were written against a table state that a concurrent commit
+    has changed since (a bucket's sequence numbers, a dynamic bucket's hash index, a cross-partition key lookup).
+
+    Writing the same rows again from the latest snapshot resolves it; ``Table.write`` does that by itself.
+    """
+
+
+class SequenceConflictError(WriteConflictError):
+    """Another writer committed to a bucket after this writer restored its sequence numbers: committing would let
+    the earlier write win on keys both wrote (or tie), so the later commit is refused instead."""
+
+
+class AlreadyCommittedError(CommitError, ValueError):
+    """A commit adds a file that a snapshot already holds (the same messages committed twice, e.g. a retry after a
+    timeout); nothing changed. Paimon: "Trying to add file ... which is already added"."""
+
+
+class ForeignCommitMessageError(CommitError, ValueError):
+    """Commit messages written for another table (or for a table since dropped and re-created at the same path);
+    nothing changed."""
 
 
 class NotFoundError(FileIOError, FileNotFoundError):

@@ -14,24 +14,29 @@ from __future__ import annotations
 import builtins
 
 import enum
+import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
-from laketide.exceptions import InvalidOptionError
+from laketide.exceptions import InvalidOptionError, UnsupportedOptionError
 
 __all__ = [
+    "UNSUPPORTED_WRITE_OPTIONS",
     "CatalogOptions",
     "ChangelogProducer",
     "ConfigOption",
     "CoreOptions",
     "MergeEngine",
     "OptionType",
+    "UnsupportedOption",
+    "check_write_options",
     "format_duration",
     "format_memory_size",
     "parse_duration",
     "parse_memory_size",
+    "unsupported_write_options",
 ]
 
 T = TypeVar("T")
@@ -124,6 +129,7 @@ class OptionType(enum.Enum):
     INT = "int"  # Java int: 32-bit
     LONG = "long"  # Java long: 64-bit
     BOOLEAN = "boolean"
+    DOUBLE = "double"  # Java double; finite values only
     MEMORY_SIZE = "memory-size"  # parsed to bytes
     DURATION = "duration"  # parsed to milliseconds
     ENUM = "enum"  # parsed to a member of ConfigOption.enum_class
@@ -193,6 +199,11 @@ class ConfigOption(Generic[T]):
             if not low <= number <= high:
                 raise ValueError(f"out of range [{low}, {high}]")
             return cast(T, number)
+        if kind is OptionType.DOUBLE:
+            real = float(raw.strip())
+            if not math.isfinite(real):
+                raise ValueError("not a finite number")
+            return cast(T, real)
         if kind is OptionType.BOOLEAN:
             lowered = raw.strip().lower()
             if lowered not in ("true", "false"):
@@ -228,6 +239,7 @@ class ConfigOption(Generic[T]):
             OptionType.INT: "a 32-bit integer",
             OptionType.LONG: "a 64-bit integer",
             OptionType.BOOLEAN: "'true' or 'false'",
+            OptionType.DOUBLE: "a number such as '0.7'",
             OptionType.MEMORY_SIZE: "a memory size such as '128 mb', '64kb' or '1024'",
             OptionType.DURATION: "a duration such as '1 h', '30 min', '10 s' or '100 ms'",
             OptionType.LIST: "a comma separated list of names",
@@ -262,6 +274,25 @@ def _stats_mode_check(value: str) -> str | None:
     return None if _STATS_MODE.fullmatch(value.strip()) else "'none', 'counts', 'full' or 'truncate(<n>)'"
 
 
+def _file_name_part(value: str) -> str | None:
+    """A prefix that becomes the start of a file name inside a bucket directory: it must stay one name.
+
+    '/' or '\\' would put files in other directories ("../../x-" outside the warehouse), '..' and a leading '.'
+    make names that listings treat as hidden or as parent links, ':' is a URI scheme to Hadoop's Path.
+    """
+    if not value:
+        return "a non-empty file name prefix"
+    if any(c in "/\\:" for c in value) or ".." in value or value.startswith("."):
+        return "a file name prefix without '/', '\\', ':', '..' or a leading '.'"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        return "a file name prefix without control characters"
+    return None
+
+
+def _sort_order(value: str) -> str | None:
+    return None if value in ("ascending", "descending") else "'ascending' or 'descending'"
+
+
 def _untrimmed_names(value: list[str]) -> str | None:
     # Java splits bucket-key on ',' without trimming, so " b" would name no column there.
     return "names without surrounding spaces" if any(n != n.strip() for n in value) else None
@@ -282,6 +313,7 @@ class _Value(Generic[T]):
 
 
 _S, _I, _L, _B = OptionType.STRING, OptionType.INT, OptionType.LONG, OptionType.BOOLEAN
+_D = OptionType.DOUBLE
 _MEM, _DUR, _ENUM, _LIST = OptionType.MEMORY_SIZE, OptionType.DURATION, OptionType.ENUM, OptionType.LIST
 
 
@@ -300,12 +332,15 @@ class CoreOptions:
     FILE_COMPRESSION = _option("file.compression", _S, "zstd", "Compression of data files.")
     FILE_COMPRESSION_ZSTD_LEVEL = _option("file.compression.zstd-level", _I, 1, "zstd level for data files.")
     TARGET_FILE_SIZE = _option(
-        "target-file-size", _MEM, None, "Target data file size; 128 mb for PK tables, 256 mb for append tables."
+        "target-file-size", _MEM, None, "Target data file size; 128 mb for PK tables, 256 mb for append tables.",
+        check=_at_least(1),
     )
     # Removed from CoreOptions in recent Paimon (manifests are always Avro there); 0.9-era tables set it.
     MANIFEST_FORMAT = _option("manifest.format", _S, "avro", "Format of manifest files.", check=_format_check)
     MANIFEST_COMPRESSION = _option("manifest.compression", _S, "zstd", "Compression of manifest files.")
-    MANIFEST_TARGET_FILE_SIZE = _option("manifest.target-file-size", _MEM, 8 << 20, "Suggested manifest size.")
+    MANIFEST_TARGET_FILE_SIZE = _option(
+        "manifest.target-file-size", _MEM, 8 << 20, "Suggested manifest size.", check=_at_least(1)
+    )
     MANIFEST_MERGE_MIN_COUNT = _option(
         "manifest.merge-min-count", _I, 30, "Minimum number of manifests to merge.", check=_at_least(1)
     )
@@ -330,7 +365,19 @@ class CoreOptions:
     METADATA_STATS_MODE = _option(
         "metadata.stats-mode", _S, "truncate(16)", "Column stats kept in metadata.", check=_stats_mode_check
     )
-    WRITE_BUFFER_SIZE = _option("write-buffer-size", _MEM, 256 << 20, "Memory buffered before a sorted flush.")
+    WRITE_BUFFER_SIZE = _option(
+        "write-buffer-size", _MEM, 256 << 20, "Memory buffered before a sorted flush.", check=_at_least(1)
+    )
+    SORT_SPILL_THRESHOLD = _option(
+        "sort-spill-threshold", _I, None,
+        "Sorted runs a merge reads straight from their files (default num-sorted-run.stop-trigger + 1); the "
+        "smallest others are spilled to local disk first.", check=_at_least(2),
+    )
+    SORT_SPILL_BUFFER_SIZE = _option(
+        "sort-spill-buffer-size", _MEM, 64 << 20,
+        "Memory a merge of sorted runs may hold: open readers, spilled runs' batches and the rows merged at once.",
+        check=_at_least(1),
+    )
     WRITE_ONLY = _option(
         "write-only", _B, False, "Skip compaction and expiration.", fallback_keys=("write.compaction-skip",)
     )
@@ -349,6 +396,20 @@ class CoreOptions:
     COMPACTION_SIZE_RATIO = _option(
         "compaction.size-ratio", _I, 1, "Percentage flexibility when comparing sorted run sizes.", check=_at_least(0)
     )
+    COMPACTION_SMALL_FILE_RATIO = _option(
+        "compaction.small-file-ratio", _D, 0.7, "Files below this share of target-file-size are rewritten.",
+        check=lambda v: None if v >= 0 else "a number >= 0",
+    )
+    COMPACTION_MIN_FILE_NUM = _option(
+        "compaction.min.file-num", _I, 5, "Minimum small files of an append compaction.", check=_at_least(1)
+    )
+    COMPACTION_OPTIMIZATION_INTERVAL = _option(
+        "compaction.optimization-interval", _DUR, None, "Force a full compaction this often."
+    )
+    COMPACTION_FORCE_UP_LEVEL_0 = _option(
+        "compaction.force-up-level-0", _B, False, "Compact level 0 away at every compaction."
+    )
+    FORCE_LOOKUP = _option("force-lookup", _B, False, "Keep level 0 compacted, as a lookup changelog would.")
     FULL_COMPACTION_DELTA_COMMITS = _option(
         "full-compaction.delta-commits", _I, None, "Force a full compaction every N commits.", check=_at_least(1)
     )
@@ -356,12 +417,22 @@ class CoreOptions:
         "merge-engine", _ENUM, MergeEngine.DEDUPLICATE, "Merge engine of a PK table.", enum_class=MergeEngine
     )
     SEQUENCE_FIELD = _option("sequence.field", _LIST, None, "Fields that order records of one key.")
+    # Lower case only: the merge engines compare the raw value, and a spelling they do not match must not pass.
+    SEQUENCE_FIELD_SORT_ORDER = _option(
+        "sequence.field.sort-order", _S, "ascending", "Whether the largest (ascending) or smallest sequence wins.",
+        check=_sort_order,
+    )
     ROWKIND_FIELD = _option("rowkind.field", _S, None, "Field carrying the row kind (+I, -U, +U, -D).")
     IGNORE_DELETE = _option(
         "ignore-delete", _B, False, "Drop delete records.",
         fallback_keys=("first-row.ignore-delete", "deduplicate.ignore-delete", "partial-update.ignore-delete"),
     )
-    DATA_FILE_PREFIX = _option("data-file.prefix", _S, "data-", "File name prefix of data files.")
+    DATA_FILE_PREFIX = _option(
+        "data-file.prefix", _S, "data-", "File name prefix of data files.", check=_file_name_part
+    )
+    CHANGELOG_FILE_PREFIX = _option(
+        "changelog-file.prefix", _S, "changelog-", "File name prefix of changelog files.", check=_file_name_part
+    )
     CHANGELOG_PRODUCER = _option(
         "changelog-producer", _ENUM, ChangelogProducer.NONE, "How changelog files are produced.",
         enum_class=ChangelogProducer,
@@ -372,6 +443,16 @@ class CoreOptions:
     )
     DYNAMIC_BUCKET_INITIAL_BUCKETS = _option(
         "dynamic-bucket.initial-buckets", _I, None, "Initial buckets per partition and assigner.", check=_at_least(1)
+    )
+    DYNAMIC_BUCKET_ASSIGNER_PARALLELISM = _option(
+        "dynamic-bucket.assigner-parallelism", _I, None, "Bucket assigner channels.", check=_at_least(1)
+    )
+    DYNAMIC_BUCKET_MAX_BUCKETS = _option(
+        "dynamic-bucket.max-buckets", _I, -1, "Most buckets per partition (-1: unlimited).",
+        check=lambda v: None if v == -1 or v > 0 else "-1 (unlimited) or a number > 0",
+    )
+    CROSS_PARTITION_UPSERT_INDEX_TTL = _option(
+        "cross-partition-upsert.index-ttl", _DUR, None, "Forget keys not written for this long."
     )
     FILE_INDEX_IN_MANIFEST_THRESHOLD = _option(
         "file-index.in-manifest-threshold", _MEM, 500, "File indexes up to this size are embedded in the manifest."
@@ -492,6 +573,7 @@ class CoreOptions:
     partition_default_name: _Value[str] = _Value(PARTITION_DEFAULT_NAME)
     metadata_stats_mode: _Value[str] = _Value(METADATA_STATS_MODE)
     write_buffer_size: _Value[int] = _Value(WRITE_BUFFER_SIZE)
+    sort_spill_buffer_size: _Value[int] = _Value(SORT_SPILL_BUFFER_SIZE)
     write_only: _Value[bool] = _Value(WRITE_ONLY)
     num_sorted_run_compaction_trigger: _Value[int] = _Value(NUM_SORTED_RUN_COMPACTION_TRIGGER)
     compaction_max_size_amplification_percent: _Value[int] = _Value(COMPACTION_MAX_SIZE_AMPLIFICATION_PERCENT)
@@ -545,6 +627,12 @@ class CoreOptions:
         return max(trigger, min(trigger + 3, _INT_MAX) if stop is None else stop)
 
     @property
+    def sort_spill_threshold(self) -> int:
+        """Explicit value or num-sorted-run.stop-trigger + 1 (as in Java)."""
+        threshold = self.get(self.SORT_SPILL_THRESHOLD)
+        return min(self.num_sorted_run_stop_trigger + 1, _INT_MAX) if threshold is None else threshold
+
+    @property
     def num_levels(self) -> int:
         """Explicit value or trigger + 1, so that compaction never lands in level 0."""
         levels = self.get(self.NUM_LEVELS)
@@ -557,6 +645,152 @@ class CoreOptions:
     def file_index_options(self) -> dict[str, str]:
         """Every ``file-index.*`` option, raw (e.g. ``file-index.bloom-filter.columns``)."""
         return {k: v for k, v in self._raw.items() if k.startswith(self.FILE_INDEX_PREFIX)}
+
+
+# ---- options laketide refuses to write with -----------------------------------------------------------------
+
+
+def _set(value: str) -> bool:
+    return bool(value.strip())
+
+
+def _true(value: str) -> bool:
+    return value.strip().lower() == "true"
+
+
+def _false(value: str) -> bool:
+    return value.strip().lower() == "false"
+
+
+def _other_than(*accepted: str) -> Callable[[str], bool]:
+    return lambda value: value.strip().lower() not in accepted
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnsupportedOption:
+    """A Paimon table option that changes what writers produce (rows, files, metadata) and that laketide does
+    not implement: accepting it would write a table that differs from what the option promises.
+
+    ``key`` may hold ``*`` for one key segment or more (``file-index.*.columns``); ``unsupported`` says which
+    values are refused (the others behave as laketide does anyway); ``example`` is one refused value.
+    """
+
+    key: str
+    reason: str
+    example: str
+    unsupported: Callable[[str], bool] = field(default=_set, compare=False, repr=False)
+
+    def matches(self, key: str) -> bool:
+        if "*" not in self.key:
+            return key == self.key
+        pattern = ".+".join(re.escape(part) for part in self.key.split("*"))
+        return re.fullmatch(pattern, key) is not None
+
+
+_NO_CHANGELOG = "laketide writes no changelog files"
+_NO_FILE_INDEX = "laketide writes no file indexes"
+
+# One entry per key (or key pattern). Options that only tune how work is done (buffers, spilling, parallelism,
+# compaction timing, caches) are not here: ignoring them changes no byte a reader sees. Read options are not
+# here either. Tables carrying these options (written by Java) stay readable; creating, altering or writing
+# them is refused with UnsupportedOptionError naming the option.
+UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
+    UnsupportedOption(key="type", example="format-table", unsupported=_other_than("table"),
+                      reason="only plain Paimon tables ('type' = 'table') are implemented"),
+    UnsupportedOption(key="bucket", example="-2", unsupported=lambda v: v.strip() == "-2",
+                      reason="postpone bucket mode (bucket = -2) is not implemented; use -1 or a bucket number"),
+    UnsupportedOption(key="bucket-function.type", example="mod", unsupported=_other_than("default"),
+                      reason="only Paimon's default bucket hash is implemented"),
+    UnsupportedOption(key="file.format", example="csv", unsupported=_other_than("parquet", "orc", "avro"),
+                      reason="laketide writes data files as parquet, orc or avro only"),
+    UnsupportedOption(key="manifest.format", example="csv", unsupported=_other_than("avro", "orc", "parquet"),
+                      reason="laketide writes manifests as avro, orc or parquet only"),
+    UnsupportedOption(key="file.format.per.level", example="0:avro",
+                      reason="laketide writes every level in 'file.format'"),
+    UnsupportedOption(key="file.compression.per.level", example="0:lz4",
+                      reason="laketide compresses every level with 'file.compression'"),
+    UnsupportedOption(key="metadata.stats-mode.per.level", example="0:none",
+                      reason="laketide keeps the same column stats at every level"),
+    UnsupportedOption(key="metadata.stats-keep-first-n-columns", example="2", unsupported=_other_than("-1"),
+                      reason="laketide keeps stats of every column 'metadata.stats-mode' names"),
+    UnsupportedOption(key="file.suffix.include.compression", example="true", unsupported=_true,
+                      reason="laketide names data files without the compression suffix"),
+    UnsupportedOption(key="data-file.external-paths", example="s3://bucket/x",
+                      reason="laketide writes data files under the table directory only"),
+    UnsupportedOption(key="data-file.path-directory", example="data",
+                      reason="laketide writes data files in the bucket directories of the table"),
+    UnsupportedOption(key="partition.legacy-name", example="false", unsupported=_false,
+                      reason="laketide names partition directories the legacy way (Java's toString)"),
+    UnsupportedOption(key="changelog-producer", example="input", unsupported=_other_than("none"),
+                      reason=_NO_CHANGELOG),
+    UnsupportedOption(key="file-index.*.columns", example="id", reason=_NO_FILE_INDEX),
+    UnsupportedOption(key="ignore-update-before", example="true", unsupported=_true,
+                      reason="laketide does not drop -U rows on write"),
+    UnsupportedOption(key="primary-key.nullable", example="true", unsupported=_true,
+                      reason="laketide makes primary key columns NOT NULL"),
+    UnsupportedOption(key="record-level.expire-time", example="1 d",
+                      reason="laketide does not expire records during compaction"),
+    UnsupportedOption(key="partition.expiration-time", example="7 d",
+                      reason="laketide does not expire partitions at commit"),
+    UnsupportedOption(key="tag.automatic-creation", example="process-time", unsupported=_other_than("none"),
+                      reason="laketide creates no tags automatically"),
+    UnsupportedOption(key="commit.callbacks", example="com.example.Callback",
+                      reason="Java commit callbacks cannot run in laketide"),
+    UnsupportedOption(key="tag.callbacks", example="com.example.Callback",
+                      reason="Java tag callbacks cannot run in laketide"),
+    UnsupportedOption(key="snapshot.ignore-empty-commit", example="false", unsupported=_false,
+                      reason="laketide never publishes an empty snapshot"),
+    UnsupportedOption(key="sequence.snapshot-ordering", example="true", unsupported=_true,
+                      reason="laketide orders records by sequence number, not by snapshot"),
+    UnsupportedOption(key="row-tracking.enabled", example="true", unsupported=_true,
+                      reason="laketide writes no row ids (row tracking)"),
+    UnsupportedOption(key="data-evolution.enabled", example="true", unsupported=_true,
+                      reason="laketide does not implement data evolution"),
+    UnsupportedOption(key="chain-table.enabled", example="true", unsupported=_true,
+                      reason="laketide does not implement chain tables"),
+    UnsupportedOption(key="blob-field", example="payload", reason="laketide stores no column in blob files"),
+    UnsupportedOption(key="blob-descriptor-field", example="payload",
+                      reason="laketide stores no column as a blob descriptor"),
+    UnsupportedOption(key="vector-field", example="embedding", reason="laketide stores no column in vector files"),
+    UnsupportedOption(key="variant.shreddingSchema", example="{}", reason="laketide does not shred variants"),
+    UnsupportedOption(key="global-index.enabled", example="true", unsupported=_true,
+                      reason="laketide builds no global indexes"),
+    UnsupportedOption(key="pk-*.index.columns", example="id", reason="laketide builds no primary-key indexes"),
+    UnsupportedOption(key="add-column-before-partition", example="true", unsupported=_true,
+                      reason="laketide adds columns where the AddColumn change says"),
+    UnsupportedOption(key="branch", example="b1", unsupported=_other_than("main"),
+                      reason="laketide writes only the main branch"),
+    # Java refuses it too: a filesystem catalog places its tables itself.
+    UnsupportedOption(key="path", example="/elsewhere",
+                      reason="the filesystem catalog places tables itself; 'path' cannot move one"),
+)
+
+
+def unsupported_write_options(options: Mapping[str, str]) -> list[tuple[str, UnsupportedOption]]:
+    """The (key, entry) pairs of ``options`` whose value laketide refuses to write with."""
+    found = []
+    for key, value in options.items():
+        for entry in UNSUPPORTED_WRITE_OPTIONS:
+            if entry.matches(key) and entry.unsupported(value):
+                found.append((key, entry))
+                break
+    return found
+
+
+def check_write_options(
+    options: Mapping[str, str], *, table_name: str, keys: Iterable[str] | None = None
+) -> None:
+    """UnsupportedOptionError naming every option in ``options`` (only ``keys``, when given) that laketide
+    cannot honour when writing table ``table_name``."""
+    wanted = None if keys is None else set(keys)
+    found = [(k, e) for k, e in unsupported_write_options(options) if wanted is None or k in wanted]
+    if not found:
+        return
+    details = "; ".join(f"'{k}' = {options[k]!r}: {e.reason}" for k, e in found)
+    raise UnsupportedOptionError(
+        f"Table {table_name}: laketide cannot write with option{'s' if len(found) > 1 else ''} {details}. "
+        f"Remove {'them' if len(found) > 1 else 'it'} (or write this table with Java Paimon); reads still work"
+    )
 
 
 class CatalogOptions:

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from bench import __main__ as bench_main
-from bench import append_table, commit_latency, compaction, filtered_read, merge_engines, pk_table, worker
+from bench import append_table, commit_latency, compaction, filtered_read, memory, merge_engines, pk_table, worker
 from bench.harness import Result, measure
 from bench.report import draw_chart, render
 from bench.suite import Peers
@@ -95,6 +95,20 @@ def test_commit_latency_reports_each_history_point(tmp_path: Path) -> None:
     assert [r.workload for r in laketide] == ["commit @ 10 snapshots"]
     assert len(laketide[0].seconds) == commit_latency.WINDOW
     assert len(suite.meta["laketide_latencies"]) == 12
+
+
+def test_memory_suite_reports_each_step_at_both_sizes(tmp_path: Path) -> None:
+    suite = memory.collect(6_000, reference_rows=2_000, repeat=1, work=tmp_path, peers=FLOORS_ONLY)
+    steps = [r for r in suite.results if r.workload.startswith(memory.WORKLOAD_PREFIX)]
+    assert [(r.workload, r.scale) for r in steps] == [
+        (memory.WORKLOAD_PREFIX + step, size) for size in (2_000, 6_000) for step in memory.STEPS]
+    assert all(r.ok and r.peak_rss_mb and r.peak_rss_mb > 0 for r in steps), [r.error for r in steps]
+    read = [r for r in steps if r.workload.endswith("read (streamed)")]
+    assert [r.rows for r in read] == [2_250, 6_750]  # every key once: base + the upsert's new half
+    assert len(suite.notes) == len(memory.STEPS) and all(" -> " in n for n in suite.notes)
+    hashed = {(r.workload, r.engine) for r in suite.results if r.workload.startswith(memory.HASH_WORKLOAD) and r.ok}
+    assert len(hashed) == 4
+    assert not list(tmp_path.iterdir())  # the tables are removed after each size
 
 
 def test_failures_are_results_with_a_reason() -> None:

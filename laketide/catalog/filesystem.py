@@ -12,14 +12,18 @@ from typing import Any
 
 import pyarrow as pa
 
-from laketide.catalog.base import Catalog, Identifier
+from laketide.catalog.base import SYSTEM_DATABASE, Catalog, Identifier, check_name, require_data_table
 from laketide.exceptions import (
     CatalogError,
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
     NoSuchDatabaseError,
     NoSuchTableError,
+    NoSuchWarehouseError,
+    SchemaAlreadyExistsError,
+    SystemTableError,
     TableAlreadyExistsError,
+    TableLocationNotEmptyError,
     UnsupportedFeatureError,
 )
 from laketide.fs import FileIO, file_io_for
@@ -27,6 +31,7 @@ from laketide.schema.create import new_table_schema
 from laketide.schema.schema_manager import SchemaManager
 from laketide.table.system import SystemTable, system_table
 from laketide.table.table import Table
+from laketide.write.validation import validate_table_schema
 
 __all__ = ["FileSystemCatalog"]
 
@@ -34,42 +39,63 @@ DB_SUFFIX = ".db"
 
 
 class FileSystemCatalog(Catalog):
+    """Databases are ``<warehouse>/<db>.db`` directories, tables their sub-directories with a schema.
+
+    Read-only calls create nothing: the warehouse directory appears with the first database.
+    """
+
     def __init__(self, warehouse: str, *, file_io: FileIO | None = None, **storage_options: Any) -> None:
         self.warehouse = warehouse.rstrip("/")
         self.file_io = file_io or file_io_for(self.warehouse, **storage_options)
-        self.file_io.mkdirs(self.warehouse)
+
+    def _warehouse_missing(self) -> bool:
+        return not self.file_io.exists(self.warehouse)
+
+    def _where(self) -> str:
+        """The location phrase of "not found" messages; says so when the warehouse itself is missing."""
+        if self._warehouse_missing():
+            return f"in {self.warehouse} (the warehouse directory does not exist)"
+        return f"in {self.warehouse}"
 
     # -- databases ---------------------------------------------------------------------------------------------
     def _db_path(self, name: str) -> str:
-        if not name or "/" in name or name.startswith("."):
-            raise CatalogError(f"Invalid database name {name!r}")
-        return f"{self.warehouse}/{name}{DB_SUFFIX}"
+        return f"{self.warehouse}/{check_name('Database', name)}{DB_SUFFIX}"
 
     def database_exists(self, name: str) -> bool:
         return self.file_io.exists(self._db_path(name))
 
     def create_database(self, name: str, *, exist_ok: bool = False,
                         properties: Mapping[str, str] | None = None) -> None:
-        if self.database_exists(name):
+        path = self._db_path(name)
+        if name == SYSTEM_DATABASE:
+            raise SystemTableError(f"Database {name!r} is reserved for system tables (as in Paimon)")
+        if self.file_io.exists(path):
             if exist_ok:
                 return
             raise DatabaseAlreadyExistsError(f"Database {name} already exists in {self.warehouse}")
         if properties:
             # Paimon's filesystem catalog has nowhere to keep them either.
             raise UnsupportedFeatureError("The filesystem catalog does not store database properties")
-        self.file_io.mkdirs(self._db_path(name))
+        self.file_io.mkdirs(path)  # creates the warehouse too, on first use
 
     def drop_database(self, name: str, *, ignore_missing: bool = False, cascade: bool = False) -> None:
-        if not self.database_exists(name):
+        path = self._db_path(name)
+        if name == SYSTEM_DATABASE:
+            raise SystemTableError(f"Database {name!r} is reserved for system tables (as in Paimon)")
+        if not self.file_io.exists(path):
             if ignore_missing:
                 return
-            raise NoSuchDatabaseError(f"Database {name} does not exist in {self.warehouse}")
+            raise NoSuchDatabaseError(f"Database {name} does not exist {self._where()}")
         tables = self.list_tables(name)
         if tables and not cascade:
             raise DatabaseNotEmptyError(f"Database {name} is not empty: {tables}; use cascade=True")
-        self.file_io.delete(self._db_path(name), recursive=True)
+        self.file_io.delete(path, recursive=True)
 
     def list_databases(self) -> list[str]:
+        if self._warehouse_missing():
+            raise NoSuchWarehouseError(
+                f"Warehouse {self.warehouse} does not exist (create_database creates it; check the path)"
+            )
         return sorted(
             st.path.rstrip("/").rsplit("/", 1)[-1][: -len(DB_SUFFIX)]
             for st in self.file_io.list_status(self.warehouse)
@@ -78,16 +104,17 @@ class FileSystemCatalog(Catalog):
 
     # -- tables ------------------------------------------------------------------------------------------------
     def table_path(self, name: str | Identifier) -> str:
+        """The directory of the data table ``name`` (a system table's or branch's name gives its data table's)."""
         ident = Identifier.parse(name)
         return f"{self._db_path(ident.database)}/{ident.table}"
 
-    def table_exists(self, name: str) -> bool:
+    def table_exists(self, name: str | Identifier) -> bool:
         ident = Identifier.parse(name)
         return bool(SchemaManager(self.file_io, self.table_path(ident)).list_ids())
 
     def list_tables(self, database: str) -> list[str]:
         if not self.database_exists(database):
-            raise NoSuchDatabaseError(f"Database {database} does not exist in {self.warehouse}")
+            raise NoSuchDatabaseError(f"Database {database} does not exist {self._where()}")
         out = []
         for st in self.file_io.list_status(self._db_path(database)):
             if st.is_dir:
@@ -98,7 +125,7 @@ class FileSystemCatalog(Catalog):
 
     def create_table(
         self,
-        name: str,
+        name: str | Identifier,
         schema: pa.Schema | Any,
         *,
         primary_key: Sequence[str] | None = None,
@@ -107,12 +134,10 @@ class FileSystemCatalog(Catalog):
         comment: str | None = None,
         exist_ok: bool = False,
     ) -> Table:
-        ident = Identifier.parse(name)
-        if ident.system_table:
-            raise CatalogError(f"Cannot create system table {name}")
+        ident = require_data_table(Identifier.parse(name), "create")
         if not self.database_exists(ident.database):
-            raise NoSuchDatabaseError(f"Database {ident.database} does not exist in {self.warehouse}")
-        if self.table_exists(name):
+            raise NoSuchDatabaseError(f"Database {ident.database} does not exist {self._where()}")
+        if self.table_exists(ident):
             if exist_ok:
                 return self._load(ident)
             raise TableAlreadyExistsError(f"Table {ident} already exists")
@@ -120,18 +145,36 @@ class FileSystemCatalog(Catalog):
             schema, table_name=str(ident), primary_key=primary_key, partition_keys=partition_keys,
             options=options, comment=comment,
         )
+        validate_table_schema(table_schema, table_name=str(ident))
         path = self.table_path(ident)
         manager = SchemaManager(self.file_io, path)
         try:
+            self._check_no_leftovers(ident, path, manager)
             manager.create(table_schema)
-        except Exception as e:
-            if exist_ok and self.table_exists(name):
+        except SchemaAlreadyExistsError as e:
+            # Another process created the table between our check and our write.
+            if exist_ok:
                 return self._load(ident)
             raise TableAlreadyExistsError(f"Table {ident} already exists") from e
         return Table(name=str(ident), path=path, file_io=self.file_io, schema=table_schema)
 
-    def table(self, name: str) -> Table | SystemTable:
+    def _check_no_leftovers(self, ident: Identifier, path: str, manager: SchemaManager) -> None:
+        # A schema-0 written here would adopt the snapshots and manifests of whatever table lived here before
+        # (a drop that stopped half-way, a copied directory): the new table would not read. Refuse, naming them.
+        for sub in ("snapshot", "manifest"):
+            leftovers = self.file_io.list_status(f"{path}/{sub}")
+            if leftovers:
+                if manager.list_ids():  # not leftovers: a concurrent create has just written the table
+                    raise SchemaAlreadyExistsError(f"Table {ident} was created concurrently")
+                raise TableLocationNotEmptyError(
+                    f"Cannot create table {ident}: {path}/{sub} holds {len(leftovers)} files but the table has no "
+                    f"schema (leftovers of another table?); remove {path} or choose another name"
+                )
+
+    def table(self, name: str | Identifier) -> Table | SystemTable:
         ident = Identifier.parse(name)
+        if ident.is_branch:
+            raise UnsupportedFeatureError(f"Table {ident}: branches are not supported; read {ident.full_name}")
         table = self._load(ident)
         if ident.system_table:
             return system_table(table, ident.system_table)
@@ -141,25 +184,27 @@ class FileSystemCatalog(Catalog):
         path = self.table_path(ident)
         latest = SchemaManager(self.file_io, path).latest()
         if latest is None:
-            raise NoSuchTableError(f"Table {ident.database}.{ident.table} does not exist in {self.warehouse}")
-        return Table(name=f"{ident.database}.{ident.table}", path=path, file_io=self.file_io, schema=latest)
+            raise NoSuchTableError(f"Table {ident.full_name} does not exist {self._where()}")
+        return Table(name=ident.full_name, path=path, file_io=self.file_io, schema=latest)
 
-    def drop_table(self, name: str, *, ignore_missing: bool = False) -> None:
-        if not self.table_exists(name):
+    def drop_table(self, name: str | Identifier, *, ignore_missing: bool = False) -> None:
+        ident = require_data_table(Identifier.parse(name), "drop")
+        if not self.table_exists(ident):
             if ignore_missing:
                 return
-            raise NoSuchTableError(f"Table {name} does not exist in {self.warehouse}")
-        self.file_io.delete(self.table_path(name), recursive=True)
+            raise NoSuchTableError(f"Table {ident} does not exist {self._where()}")
+        self.file_io.delete(self.table_path(ident), recursive=True)
 
-    def rename_table(self, old: str, new: str, *, ignore_missing: bool = False) -> None:
-        if not self.table_exists(old):
+    def rename_table(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None:
+        src = require_data_table(Identifier.parse(old), "rename")
+        dst = require_data_table(Identifier.parse(new), "rename to")
+        if not self.table_exists(src):
             if ignore_missing:
                 return
-            raise NoSuchTableError(f"Table {old} does not exist in {self.warehouse}")
-        if self.table_exists(new):
-            raise TableAlreadyExistsError(f"Table {new} already exists")
-        dst = Identifier.parse(new)
+            raise NoSuchTableError(f"Table {src} does not exist {self._where()}")
+        if self.table_exists(dst):
+            raise TableAlreadyExistsError(f"Table {dst} already exists")
         if not self.database_exists(dst.database):
             raise NoSuchDatabaseError(f"Database {dst.database} does not exist in {self.warehouse}")
-        if not self.file_io.rename(self.table_path(old), self.table_path(new)):
-            raise CatalogError(f"Cannot rename table {old} to {new}")
+        if not self.file_io.rename(self.table_path(src), self.table_path(dst)):
+            raise CatalogError(f"Cannot rename table {src} to {dst}")

@@ -49,6 +49,7 @@ _UNSUPPORTED_CODECS = {"lzo"}
 # Arrow bytes buffered before a row group is cut; ``parquet.block.size`` overrides it.
 _DEFAULT_ROW_GROUP_BYTES = 32 * 1024 * 1024
 _EMPTY: Mapping[str, str] = {}
+_READ_BUFFER_BYTES = 256 * 1024
 
 
 def _codec(compression: str, options: Mapping[str, str]) -> tuple[str, int | None]:
@@ -166,7 +167,11 @@ class ParquetFormat(FileFormat):
     @staticmethod
     def _open(stream: BinaryIO, source: object) -> pq.ParquetFile:
         try:
-            return pq.ParquetFile(stream)
+            # A buffered read without pre-buffering: column chunks stream through a small buffer instead of
+            # being read whole up front (pyarrow's default), which would keep a row group - 128 MB in Java's
+            # files - compressed in memory for every open file of a merge. File systems that fetch remote
+            # bytes (fsspec) read ahead in blocks of their own.
+            return pq.ParquetFile(stream, buffer_size=_READ_BUFFER_BYTES, pre_buffer=False)
         except pa.ArrowInvalid as e:
             raise FileIOError(f"not a readable Parquet file: {describe_source(source)}: {e}") from e
 

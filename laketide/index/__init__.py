@@ -1,4 +1,4 @@
-"""Table and file indexes: deletion vectors (hash index and file indexes follow)."""
+"""Table and file indexes: deletion vectors, the dynamic-bucket hash index, per-data-file indexes (``file_index``)."""
 
 from laketide.index.deletion_vectors import (
     DeletionVector,

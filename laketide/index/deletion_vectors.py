@@ -32,6 +32,9 @@ import numpy as np
 from pyroaring import BitMap, BitMap64, FrozenBitMap, FrozenBitMap64
 
 from laketide.exceptions import CorruptMetadataError, UnsupportedFeatureError
+from laketide.index.roaring import RoaringFormatError as _Corrupt
+from laketide.index.roaring import parse_roaring32 as _parse_roaring32
+from laketide.index.roaring import serialize_roaring32 as _roaring32_bytes
 from laketide.meta.manifest import DeletionVectorMeta, FileKind, IndexFileMeta, IndexManifestEntry
 
 if TYPE_CHECKING:
@@ -59,12 +62,6 @@ _MAX_POSITION_32: Final = 2**31 - 1  # RoaringBitmap32.MAX_VALUE
 _MAX_POSITION_64: Final = ((2**31 - 2) << 32) | 0x80000000
 _MAX_ENTRY_BYTES: Final = 2**31 - 1
 
-# Roaring portable format (https://github.com/RoaringBitmap/RoaringFormatSpec).
-_COOKIE_RUN: Final = 12347
-_COOKIE_NO_RUN: Final = 12346
-_NO_OFFSET_THRESHOLD: Final = 4
-_ARRAY_MAX_CARD: Final = 4096
-_BITMAP_BYTES: Final = 8192
 
 _AnyBitMap = FrozenBitMap | FrozenBitMap64
 
@@ -181,78 +178,7 @@ def _check_max_position(position: int, *, bit64: bool) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Roaring bitmaps, portable format, with Java RoaringBitmap's container choices.
-
-
-def _roaring32_bytes(values: np.ndarray) -> bytes:
-    """Serialize ascending unique uint32 ``values`` as Java's ``runOptimize(); serialize()`` would."""
-    n = int(values.size)
-    if n == 0:
-        return struct.pack("<II", _COOKIE_NO_RUN, 0)
-    v = values.astype(np.int64, copy=False)
-    high = v >> 16
-    low = (v & 0xFFFF).astype("<u2")
-    cut = np.flatnonzero(high[1:] != high[:-1]) + 1
-    starts = np.concatenate(([0], cut))
-    ends = np.concatenate((cut, [n]))
-    cards = ends - starts
-    keys = high[starts]
-    size = int(keys.size)
-
-    run_head = np.ones(n, dtype=np.bool_)
-    run_head[1:] = (v[1:] - v[:-1]) != 1
-    run_head[starts] = True  # 65535 -> 65536 is consecutive but crosses a container
-    n_runs = np.add.reduceat(run_head.astype(np.int64), starts)
-    run_bytes = 2 + 4 * n_runs
-    # ArrayContainer / BitmapContainer.runOptimize: a run container only when strictly smaller than the
-    # container's data (2 * card for arrays, 8192 for bitmaps; note: not counting the array's card field).
-    as_bitmap = cards > _ARRAY_MAX_CARD
-    plain_bytes = np.where(as_bitmap, _BITMAP_BYTES, 2 * cards)
-    is_run = plain_bytes > run_bytes
-    is_bitmap = as_bitmap & ~is_run
-    data_bytes = np.where(is_run, run_bytes, plain_bytes)
-
-    parts: list[bytes] = []
-    has_run = bool(is_run.any())
-    if has_run:
-        parts.append(struct.pack("<I", _COOKIE_RUN | ((size - 1) << 16)))
-        parts.append(np.packbits(is_run, bitorder="little").tobytes())
-        with_offsets = size >= _NO_OFFSET_THRESHOLD
-        header = 4 + (size + 7) // 8 + 4 * size + (4 * size if with_offsets else 0)
-    else:
-        parts.append(struct.pack("<II", _COOKIE_NO_RUN, size))
-        with_offsets = True
-        header = 8 + 8 * size
-    desc = np.empty((size, 2), dtype="<u2")
-    desc[:, 0] = keys
-    desc[:, 1] = cards - 1
-    parts.append(desc.tobytes())
-    if with_offsets:
-        offsets = header + np.concatenate(([0], np.cumsum(data_bytes)[:-1]))
-        parts.append(offsets.astype("<u4").tobytes())
-
-    if not has_run and not is_bitmap.any():
-        parts.append(low.tobytes())  # all array containers: the low halves back to back
-        return b"".join(parts)
-
-    heads = np.flatnonzero(run_head)
-    tails = np.concatenate((heads[1:] - 1, [n - 1]))
-    run_pairs = np.empty((heads.size, 2), dtype="<u2")
-    run_pairs[:, 0] = low[heads]
-    run_pairs[:, 1] = v[tails] - v[heads]
-    run_index = np.concatenate(([0], np.cumsum(n_runs)))
-    for i in range(size):
-        if is_run[i]:
-            a, b = int(run_index[i]), int(run_index[i + 1])
-            parts.append(struct.pack("<H", b - a))
-            parts.append(run_pairs[a:b].tobytes())
-        elif is_bitmap[i]:
-            bits = np.zeros(65536, dtype=np.bool_)
-            bits[low[starts[i] : ends[i]]] = True
-            parts.append(np.packbits(bits, bitorder="little").tobytes())
-        else:
-            parts.append(low[starts[i] : ends[i]].tobytes())
-    return b"".join(parts)
+# 64-bit roaring bitmaps (the 32-bit codec is laketide.index.roaring).
 
 
 def _roaring64_bytes(values: np.ndarray) -> bytes:
@@ -269,75 +195,6 @@ def _roaring64_bytes(values: np.ndarray) -> bytes:
         parts.append(struct.pack("<I", key))
         parts.append(_roaring32_bytes(low[bounds[key] : bounds[key + 1]]))
     return b"".join(parts)
-
-
-class _Corrupt(Exception):
-    """Internal: a structural problem found while parsing; turned into CorruptMetadataError at the edge."""
-
-
-def _parse_roaring32(buf: memoryview, pos: int) -> tuple[np.ndarray, int]:
-    """Parse one portable 32-bit roaring bitmap at ``pos``; returns uint32 values and the end position."""
-    (cookie,) = struct.unpack_from("<I", buf, pos)
-    if cookie & 0xFFFF == _COOKIE_RUN:
-        size = (cookie >> 16) + 1
-        pos += 4
-        flag_len = (size + 7) // 8
-        run_flags = np.unpackbits(np.frombuffer(buf, np.uint8, flag_len, pos), bitorder="little")[:size]
-        pos += flag_len
-        with_offsets = size >= _NO_OFFSET_THRESHOLD
-    elif cookie == _COOKIE_NO_RUN:
-        (size,) = struct.unpack_from("<I", buf, pos + 4)
-        pos += 8
-        if size > 65536:
-            raise _Corrupt(f"roaring bitmap claims {size} containers")
-        run_flags = np.zeros(size, dtype=np.uint8)
-        with_offsets = True
-    else:
-        raise _Corrupt(f"bad roaring cookie {cookie}")
-    desc = np.frombuffer(buf, "<u2", 2 * size, pos).reshape(size, 2).astype(np.int64)
-    pos += 4 * size
-    if with_offsets:
-        pos += 4 * size
-    keys, cards = desc[:, 0], desc[:, 1] + 1
-    if size > 1 and not bool(np.all(keys[1:] > keys[:-1])):
-        raise _Corrupt("roaring container keys are not ascending")
-    if not run_flags.any() and not bool((cards > _ARRAY_MAX_CARD).any()):
-        # Only array containers: the low halves lie back to back.
-        total = int(cards.sum())
-        lows = np.frombuffer(buf, "<u2", total, pos).astype(np.int64)
-        values = lows + np.repeat(keys << 16, cards)
-        return _ascending_uint32(values), pos + 2 * total
-    chunks: list[np.ndarray] = []
-    for i in range(size):
-        card = int(cards[i])
-        if run_flags[i]:
-            (n_runs,) = struct.unpack_from("<H", buf, pos)
-            pairs = np.frombuffer(buf, "<u2", 2 * n_runs, pos + 2).reshape(n_runs, 2).astype(np.int64)
-            pos += 2 + 4 * n_runs
-            lengths = pairs[:, 1] + 1
-            if int(lengths.sum()) != card or (n_runs and int((pairs[:, 0] + pairs[:, 1]).max()) > 0xFFFF):
-                raise _Corrupt("roaring run container does not match its cardinality")
-            firsts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-            lows = np.repeat(pairs[:, 0] - firsts, lengths) + np.arange(card, dtype=np.int64)
-        elif card > _ARRAY_MAX_CARD:
-            bits = np.unpackbits(np.frombuffer(buf, np.uint8, _BITMAP_BYTES, pos), bitorder="little")
-            pos += _BITMAP_BYTES
-            lows = np.flatnonzero(bits)
-            if lows.size != card:
-                raise _Corrupt("roaring bitmap container does not match its cardinality")
-        else:
-            lows = np.frombuffer(buf, "<u2", card, pos).astype(np.int64)
-            pos += 2 * card
-        chunks.append(lows + (int(keys[i]) << 16))
-    if not chunks:
-        return np.empty(0, dtype=np.uint32), pos
-    return _ascending_uint32(np.concatenate(chunks)), pos
-
-
-def _ascending_uint32(values: np.ndarray) -> np.ndarray:
-    if values.size > 1 and not bool(np.all(values[1:] > values[:-1])):
-        raise _Corrupt("roaring bitmap values are not strictly ascending")
-    return values.astype(np.uint32)
 
 
 def _parse_roaring64(buf: memoryview, pos: int) -> tuple[np.ndarray, int]:

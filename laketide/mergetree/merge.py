@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from laketide.mergetree.key_order import needs_rank, order_column, order_table, py_key
 from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 
 __all__ = [
@@ -28,6 +29,8 @@ __all__ = [
     "MergeFunction",
     "DeduplicateMergeFunction",
     "dedupe",
+    "key_order",
+    "merge_order",
     "merge_streams",
     "partition_runs",
     "drop_retracts",
@@ -63,13 +66,13 @@ class MergeSpec:
 
 
 def last_of_groups(table: pa.Table, key_names: Sequence[str]) -> pa.Array:
-    """Mask of the last row of each run of equal keys in a key-sorted table."""
+    """Mask of the last row of each run of equal keys in a key-sorted table (keys equal as Java compares them)."""
     n = table.num_rows
     if n <= 1:
         return pa.array(np.ones(n, dtype=bool))
     changed: pa.Array | None = None
     for name in key_names:
-        col = table.column(name)
+        col = order_column(table.column(name))
         diff = pc.not_equal(col.slice(0, n - 1), col.slice(1))
         changed = diff if changed is None else pc.or_(changed, diff)
     assert changed is not None
@@ -83,9 +86,29 @@ def dedupe(table: pa.Table, spec: MergeSpec) -> pa.Table:
     fast = _dedupe_indices_single_int_key(table, spec)
     if fast is not None:
         return take_run(table, fast)
-    order = pc.sort_indices(table, sort_keys=spec.sort_keys())
+    order = merge_order(table, spec)
     keys = table.select(list(spec.key_names)).take(order)
     return table.take(order.filter(last_of_groups(keys, spec.key_names)))
+
+
+def merge_order(table: pa.Table, spec: MergeSpec) -> pa.Array:
+    """Indices that sort ``table`` by key, then oldest to newest version, in Java's comparator order."""
+    if not needs_rank(table, (*spec.key_names, *spec.sequence_fields)):
+        return pc.sort_indices(table, sort_keys=spec.sort_keys())
+    names = [*spec.key_names, *spec.sequence_fields]
+    ranked, cols = order_table(table, names, extra=[SEQUENCE_NUMBER])
+    renamed = MergeSpec(key_names=tuple(cols[: len(spec.key_names)]),
+                        sequence_fields=tuple(cols[len(spec.key_names): len(names)]),
+                        sequence_descending=spec.sequence_descending)
+    keys = renamed.sort_keys()
+    keys[-1] = (cols[-1], "ascending", "at_start")  # the sequence number column under its positional name
+    return pc.sort_indices(ranked, sort_keys=keys)
+
+
+def key_order(table: pa.Table, key_names: Sequence[str]) -> pa.Array:
+    """Indices that sort ``table`` by key alone, in Java's comparator order."""
+    ranked, cols = order_table(table, key_names)
+    return pc.sort_indices(ranked, sort_keys=[(c, "ascending") for c in cols])
 
 
 def take_run(table: pa.Table, indices: np.ndarray) -> pa.Table:
@@ -105,7 +128,7 @@ def _dedupe_indices_single_int_key(table: pa.Table, spec: MergeSpec) -> np.ndarr
     """
     if len(spec.key_names) != 1 or spec.sequence_fields:
         return None
-    col = table.column(spec.key_names[0])
+    col = order_column(table.column(spec.key_names[0]))  # a float key sorts as its integer rank
     if not pa.types.is_integer(col.type) or col.null_count:
         return None
     key = col.to_numpy()
@@ -132,7 +155,7 @@ def drop_retracts(table: pa.Table) -> pa.Table:
 
 def sort_for_merge(table: pa.Table, spec: MergeSpec) -> pa.Table:
     """``table`` ordered by key, then oldest to newest version (what engines reduce group by group)."""
-    return table.take(pc.sort_indices(table, sort_keys=spec.sort_keys()))
+    return table.take(merge_order(table, spec))
 
 
 class MergeFunction(ABC):
@@ -167,7 +190,7 @@ class DeduplicateMergeFunction(MergeFunction):
 
 
 def _key_at(table: pa.Table, names: Sequence[str], i: int) -> tuple[Any, ...]:
-    return tuple(table.column(n)[i].as_py() for n in names)
+    return py_key([table.column(n)[i].as_py() for n in names])
 
 
 def _prefix_len(table: pa.Table, names: Sequence[str], bound: tuple[Any, ...]) -> int:
@@ -182,20 +205,32 @@ def _prefix_len(table: pa.Table, names: Sequence[str], bound: tuple[Any, ...]) -
     return lo
 
 
-def merge_streams(runs: Sequence[Iterator[pa.Table]], merge: MergeFunction) -> Iterator[pa.Table]:
-    """Merge key-sorted runs into key-sorted tables with one row per key, holding one batch per run at a time."""
+def merge_streams(
+    runs: Sequence[Iterator[pa.Table]], merge: MergeFunction, *, max_bytes: int | None = None
+) -> Iterator[pa.Table]:
+    """Merge key-sorted runs into key-sorted tables with one row per key, holding one batch per run at a time.
+
+    Each step merges every row up to a bound key that no run can still undercut. ``max_bytes`` caps the rows of
+    one step (rows as wide as the widest batch seen): the bound is then also at most each run's key that many
+    rows / runs in, so a merge of many runs proceeds in key-range chunks whose size does not grow with the
+    number of runs.
+    """
     names = merge.spec.key_names
     iters = list(runs)
     buffers: list[pa.Table | None] = [None] * len(iters)
     done = [False] * len(iters)
+    row_bytes = 1.0
 
     def refill(i: int) -> None:
+        nonlocal row_bytes
         while not done[i] and (buffers[i] is None or buffers[i].num_rows == 0):  # type: ignore[union-attr]
             nxt = next(iters[i], None)
             if nxt is None:
                 done[i] = True
             else:
                 buffers[i] = nxt
+                if max_bytes is not None and nxt.num_rows:
+                    row_bytes = max(row_bytes, nxt.nbytes / nxt.num_rows)
 
     for i in range(len(iters)):
         refill(i)
@@ -210,14 +245,22 @@ def merge_streams(runs: Sequence[Iterator[pa.Table]], merge: MergeFunction) -> I
         live = [i for i, b in enumerate(buffers) if b is not None and b.num_rows]
         if not live:
             return
-        pending = [i for i in live if not done[i]]
-        if pending:
-            bound = min(_key_at(buffers[i], names, buffers[i].num_rows - 1) for i in pending)  # type: ignore[union-attr]
+        per_run = None if max_bytes is None else max(1, int(max_bytes / row_bytes) // len(live))
+        limits = []
+        for i in live:
+            b = buffers[i]
+            assert b is not None
+            n = b.num_rows
+            if per_run is not None and n > per_run:
+                limits.append(_key_at(b, names, per_run - 1))
+            elif not done[i]:
+                limits.append(_key_at(b, names, n - 1))  # the run may go on with keys above its last one
+        bound = min(limits) if limits else None
         parts = []
         for i in live:
             b = buffers[i]
             assert b is not None
-            cut = b.num_rows if not pending else _prefix_len(b, names, bound)
+            cut = b.num_rows if bound is None else _prefix_len(b, names, bound)
             if cut:
                 parts.append(b.slice(0, cut))
                 buffers[i] = b.slice(cut)

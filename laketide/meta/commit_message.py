@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from laketide.meta.manifest import DataFileMeta, IndexFileMeta
 
-__all__ = ["CommitMessage", "KeyIndexBase"]
+__all__ = ["CommitMessage", "KeyIndexBase", "WriteOrigin"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,22 @@ class KeyIndexBase:
 
     writer_id: str
     snapshot_id: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteOrigin:
+    """Which table a message was written for, and what the writer could have seen.
+
+    The committer refuses messages of another table (path), or of a table dropped and re-created at the same path
+    (the schema's creation time differs). ``base_snapshot_id`` is the latest snapshot before the writer wrote its
+    first file (None: the table was empty): no snapshot up to it can hold these files, so checking whether they
+    were committed already reads only the snapshots after it.
+    """
+
+    table_path: str
+    schema_id: int
+    schema_time_ms: int
+    base_snapshot_id: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,6 +53,12 @@ class CommitMessage:
     new_index_files: tuple[IndexFileMeta, ...] = ()
     deleted_index_files: tuple[IndexFileMeta, ...] = ()
     key_index_base: KeyIndexBase | None = None  # cross-partition upsert only
+    origin: WriteOrigin | None = None  # None: unknown (messages built by hand, or pickled by an older laketide)
+
+    @property
+    def write_origin(self) -> WriteOrigin | None:
+        # A message unpickled from an older laketide has no origin slot at all.
+        return getattr(self, "origin", None)
 
     def is_empty(self) -> bool:
         return not (

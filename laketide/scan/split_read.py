@@ -10,7 +10,7 @@ Paimon: operation.RawFileSplitRead, operation.MergeFileSplitRead, schema.SchemaE
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,7 +23,10 @@ from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.mergetree.engines import merge_function_for
-from laketide.mergetree.merge import MergeFunction, drop_retracts, merge_streams, partition_runs
+from laketide.mergetree.key_order import py_key
+from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
+from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
+from laketide.options import CoreOptions
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
@@ -54,6 +57,7 @@ class SplitRead:
         if unknown:
             raise SchemaError(f"Unknown columns {unknown}; columns are {full.names}")
         self.merge: MergeFunction | None = None
+        self.sort = SortMergeSettings.from_options(CoreOptions(read_schema.options))
         needed = set(self.output_names) | (referenced_fields(predicate) if predicate is not None else set())
         self.key_types = []
         if read_schema.primary_keys:
@@ -85,18 +89,24 @@ class SplitRead:
                     yield from self._finish(drop_retracts(pa.Table.from_batches([batch])))
             return
         for section in partition_runs(split.files, self._key_range):
-            runs = [self._run_batches(run, paths) for run in section]
-            for merged in merge_streams(runs, self.merge):
+            columns = len(self.read_names) + 2
+            runs = [RunSource(size=sum(f.file_size for f in run), read=self._run_reader(run, paths),
+                              memory=reader_memory([f.file_size for f in run], columns=columns))
+                    for run in section]
+            for merged in merge_sorted_runs(runs, self.merge, settings=self.sort):
                 yield from self._finish(drop_retracts(merged))
 
-    def _run_batches(self, run: list[DataFileMeta], paths: dict[str, str]) -> Iterator[pa.Table]:
-        for meta in run:
-            for batch in self.read_kv_file(meta, paths[meta.file_name]):
-                yield pa.Table.from_batches([batch])
+    def _run_reader(self, run: list[DataFileMeta], paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:
+        def read(batch_rows: int) -> Iterator[pa.Table]:
+            for meta in run:
+                for batch in self.read_kv_file(meta, paths[meta.file_name], batch_size=batch_rows):
+                    yield pa.Table.from_batches([batch])
+
+        return read
 
     def _key_range(self, meta: DataFileMeta) -> tuple[tuple[object, ...], tuple[object, ...]]:
-        lo = tuple(deserialize_binary_row(meta.min_key, self.key_types))
-        hi = tuple(deserialize_binary_row(meta.max_key, self.key_types))
+        lo = py_key(deserialize_binary_row(meta.min_key, self.key_types))
+        hi = py_key(deserialize_binary_row(meta.max_key, self.key_types))
         return lo, hi
 
     def _finish(self, table: pa.Table) -> Iterator[pa.RecordBatch]:
@@ -111,12 +121,13 @@ class SplitRead:
         """The rows of one data file in the read schema (no merge, no filter)."""
         return self._file_batches(meta, path, system=False)
 
-    def read_kv_file(self, meta: DataFileMeta, path: str) -> Iterator[pa.RecordBatch]:
+    def read_kv_file(self, meta: DataFileMeta, path: str, *, batch_size: int | None = None) -> Iterator[pa.RecordBatch]:
         """Like :meth:`read_file`, plus ``_SEQUENCE_NUMBER`` and ``_VALUE_KIND`` (primary-key files)."""
-        return self._file_batches(meta, path, system=True)
+        return self._file_batches(meta, path, system=True, batch_size=batch_size)
 
     def _file_batches(
-        self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None
+        self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
+        batch_size: int | None = None,
     ) -> Iterator[pa.RecordBatch]:
         file_schema = self.schema_manager.schema(meta.schema_id)
         by_id = {f.id: f for f in file_schema.fields}
@@ -134,7 +145,7 @@ class SplitRead:
         offset = 0
         try:
             with self.file_io.open_input(path) as stream:
-                for batch in fmt.read(stream, columns=present, batch_size=self.batch_size):
+                for batch in fmt.read(stream, columns=present, batch_size=batch_size or self.batch_size):
                     out = self._evolve(batch, source, target, system)
                     if deleted is not None:
                         keep = pc.invert(deleted.slice(offset, out.num_rows))

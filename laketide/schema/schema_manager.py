@@ -6,13 +6,17 @@ Paimon: schema.SchemaManager
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from laketide.exceptions import CorruptMetadataError, NotFoundError, SchemaChangeError
+from laketide.exceptions import CorruptMetadataError, NotFoundError, SchemaAlreadyExistsError, SchemaChangeError
 from laketide.fs import FileIO
 from laketide.schema.changes import SchemaChange, apply_changes
 from laketide.schema.table_schema import TableSchema
 
-__all__ = ["SchemaManager"]
+__all__ = ["SchemaManager", "SchemaValidator"]
+
+# Checks a new schema against the one it replaces (None on creation); raises to refuse it.
+SchemaValidator = Callable[[TableSchema, "TableSchema | None"], None]
 
 _SCHEMA_RE = re.compile(r"^schema-(\d+)$")
 
@@ -53,19 +57,27 @@ class SchemaManager:
         return schema
 
     def create(self, schema: TableSchema) -> TableSchema:
-        """Write schema-0; False-free: a table that already has one is an error for the caller."""
+        """Write schema-0; SchemaAlreadyExistsError when the table already has one (a concurrent create)."""
         if not self.file_io.try_write_atomic(self.schema_path(schema.id), schema.to_json().encode()):
-            raise SchemaChangeError(f"Schema {schema.id} of table {self.table_path} already exists")
+            raise SchemaAlreadyExistsError(f"Schema {schema.id} of table {self.table_path} already exists")
         self._cache[schema.id] = schema
         return schema
 
-    def commit_changes(self, changes: list[SchemaChange] | tuple[SchemaChange, ...]) -> TableSchema:
-        """Apply ``changes`` to the latest schema and publish it; concurrent changes are retried on top."""
+    def commit_changes(
+        self, changes: list[SchemaChange] | tuple[SchemaChange, ...], *, validate: SchemaValidator | None = None
+    ) -> TableSchema:
+        """Apply ``changes`` to the latest schema and publish it; concurrent changes are retried on top.
+
+        ``validate`` sees each candidate (and the schema it replaces) before it is written: an error leaves the
+        table unchanged.
+        """
         while True:
             latest = self.latest()
             if latest is None:
                 raise SchemaChangeError(f"Table {self.table_path} has no schema")
             new = apply_changes(latest, changes)
+            if validate is not None:
+                validate(new, latest)
             if self.file_io.try_write_atomic(self.schema_path(new.id), new.to_json().encode()):
                 self._cache[new.id] = new
                 return new

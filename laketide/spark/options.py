@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from laketide.exceptions import InvalidOptionError, NoSuchTableError, ReadOnlyTableError
+from laketide.exceptions import InvalidOptionError, NoSuchTableError, ReadOnlyTableError, UnsupportedFeatureError
 
 if TYPE_CHECKING:
     from laketide.catalog import Catalog
@@ -153,6 +153,8 @@ def table_ref(options: Mapping[str, str]) -> TableRef:
             f"laketide: option 'warehouse' is required for table {name} (or pass warehouse= to laketide.spark.session)"
         )
     ident = Identifier.parse(name)
+    if ident.is_branch:
+        raise UnsupportedFeatureError(f"laketide: table {ident}: branches are not supported; use {ident.full_name}")
     extra = tuple(sorted((k[len("catalog."):], v) for k, v in options.items() if k.lower().startswith("catalog.")))
     return TableRef(
         warehouse=absolute_warehouse(warehouse), metastore=options.get("metastore") or "filesystem",

@@ -22,7 +22,7 @@ import pyarrow as pa
 from laketide.exceptions import CommitConflictError, PredicateError, UnsupportedFeatureError
 from laketide.expr import Predicate, bind, or_, parse_where, referenced_fields
 from laketide.meta.binary_row import deserialize_binary_row
-from laketide.meta.commit_message import CommitMessage
+from laketide.meta.commit_message import CommitMessage, WriteOrigin
 from laketide.meta.manifest import DataFileMeta, FileSource, ManifestEntry
 from laketide.meta.paths import TablePaths, partition_path
 from laketide.mergetree.compaction.append import AppendCompactSettings, pack_unaware, pick_bucketed
@@ -34,6 +34,8 @@ from laketide.mergetree.compaction.manager import (
 )
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter
 from laketide.mergetree.engines import merge_function_for
+from laketide.mergetree.key_order import py_key
+from laketide.mergetree.sort_merge import SortMergeSettings
 from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.scan.split_read import SplitRead
@@ -68,7 +70,7 @@ class BucketFiles:
             latest = self.table.snapshot_manager.latest_snapshot()
             if latest is not None:
                 scan = self.table.file_scan()
-                for e in scan.plan(latest):
+                for e in self.table.plan_to_restore(latest):
                     files.setdefault((e.partition, e.bucket), []).append(e.file)
                 self._dv_buckets = {
                     (e.partition, e.bucket) for e in scan.index_entries(latest)
@@ -92,16 +94,17 @@ class BucketFiles:
 # -- building blocks ---------------------------------------------------------------------------------------------
 def _key_decoder(tw: TableWrite) -> Callable[[bytes], tuple[Any, ...]]:
     types = list(tw.key_layout.types)
-    return lambda raw: tuple(deserialize_binary_row(raw, types))
+    # Compared as Java's key comparator compares (NaN keys equal, -0.0 below 0.0).
+    return lambda raw: py_key(deserialize_binary_row(raw, types))
 
 
-def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], Iterator[pa.Table]]:
+def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta, int], Iterator[pa.Table]]:
     reader = SplitRead(file_io=table.file_io, schema_manager=table.schema_manager, read_schema=table.schema)
 
-    def read(meta: DataFileMeta) -> Iterator[pa.Table]:
+    def read(meta: DataFileMeta, batch_rows: int) -> Iterator[pa.Table]:
         path = meta.external_path or f"{bucket_dir}/{meta.file_name}"
         # All value columns plus _SEQUENCE_NUMBER / _VALUE_KIND, evolved to the current schema.
-        for batch in reader.read_kv_file(meta, path):
+        for batch in reader.read_kv_file(meta, path, batch_size=batch_rows):
             yield pa.Table.from_batches([batch])
 
     return read
@@ -128,8 +131,10 @@ def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_n
 
 
 def _deleter(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], None]:
+    deleter = table.deleter
+
     def delete(f: DataFileMeta) -> None:
-        table.file_io.delete(f.external_path or f"{bucket_dir}/{f.file_name}")
+        deleter.delete(f.external_path or f"{bucket_dir}/{f.file_name}")
 
     return delete
 
@@ -140,7 +145,8 @@ def _manager(
 ) -> MergeTreeCompactManager:
     merge = merge_function_for(table.schema)
     rewriter = KeyValueRewriter(read_file=_kv_reader(table, bucket_dir), new_writer=_output_writer(template),
-                                merge=merge, kv_schema=tw.kv_schema)
+                                merge=merge, kv_schema=tw.kv_schema,
+                                sort=SortMergeSettings.from_options(table.options))
     levels = Levels(files, num_levels=settings.num_levels, key_of=_key_decoder(tw))
     return MergeTreeCompactManager(levels, strategy=strategy_for(settings, files), rewriter=rewriter,
                                    settings=settings)
@@ -271,7 +277,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
             if more is None:
                 break
             result = _chain(result, more)
-        return _message(task, result)
+        return _message(table, task, result)
     append_settings = AppendCompactSettings.from_options(table.options)
     if table.options.bucket <= 0:
         picked = pack_unaware(files, append_settings, full=full)
@@ -281,7 +287,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     result = CompactResult()
     for group in picked:
         result += _rewrite_append(table, tw, group, task.bucket_dir)
-    return _message(task, result)
+    return _message(table, task, result)
 
 
 def compact_table(
@@ -321,11 +327,13 @@ def _chain(first: CompactResult, second: CompactResult) -> CompactResult:
     return CompactResult(before, after)
 
 
-def _message(task: BucketCompaction, result: CompactResult) -> CommitMessage | None:
+def _message(table: Table, task: BucketCompaction, result: CompactResult) -> CommitMessage | None:
     if result.is_empty():
         return None
+    origin = WriteOrigin(table_path=table.path, schema_id=table.schema.id, schema_time_ms=table.schema.time_millis,
+                         base_snapshot_id=task.snapshot_id)
     return CommitMessage(partition=task.partition, bucket=task.bucket, total_buckets=task.total_buckets,
-                         compact_before=result.before, compact_after=result.after)
+                         compact_before=result.before, compact_after=result.after, origin=origin)
 
 
 def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:

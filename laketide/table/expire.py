@@ -8,12 +8,20 @@ still be planning against, stays. Consumers (``consumer/consumer-*``) pin their 
 
 What is deleted when snapshots [begin, end) go (Paimon: SnapshotDeletion, FileDeletionBase):
 
-- data files deleted by the deltas of snapshots (begin, end] (they were live in an expired snapshot only),
+- data files deleted by the deltas of snapshots [begin, end] (they were live in an expired snapshot only; the delta
+  of ``begin`` matters only after an interrupted expiration),
   unless a tag still holds them; a DELETE cancelled by an ADD of the same path (a level upgrade) keeps it;
 - changelog files added by expired snapshots;
 - manifest lists, manifests, index manifests, index files and statistics of expired snapshots that neither
   snapshot ``end`` nor a tag references;
-- then the snapshot files, and the EARLIEST hint moves to ``end``.
+
+Order (unlike Java's ExpireSnapshotsImpl, which deletes data files and manifests before the snapshot files): every
+delete is planned first; then the snapshot files go oldest first, each followed by the data files that only it
+and older snapshots used; then the EARLIEST hint moves to ``end``; then changelogs and metadata. A crash (SIGKILL)
+at any point leaves every listed snapshot readable, at worst with unreferenced manifests (orphan cleanup removes
+them); the next expiration starts from the snapshots that are left and first deletes what the delta of the oldest
+one dropped. Every delete goes through ``Table.deleter``: a path from metadata outside the table is skipped and
+named in a warning.
 
 Manifests are shared by a contiguous run of snapshots, so whatever a later snapshot needs, ``end`` needs too:
 comparing against ``end`` alone is enough. Reads that fail (a concurrent expiration deleted something first)
@@ -155,6 +163,12 @@ def expire_snapshots(
 
 
 def _expire_until(table: Table, earliest: int, end: int) -> int:
+    """Expire snapshots [earliest, end): plan every delete first, then remove the snapshot files (oldest first)
+    and move EARLIEST, and only then delete the files nothing retained uses.
+
+    A crash at any point therefore leaves either the old snapshots whole, or fewer snapshots and some files no
+    snapshot references (invisible; orphan cleanup removes them). Never a listed snapshot with missing files.
+    """
     sm = table.snapshot_manager
     if end <= earliest:
         if sm.earliest_hint_missing():
@@ -167,12 +181,14 @@ def _expire_until(table: Table, earliest: int, end: int) -> int:
     scan = table.file_scan()
     paths = TablePathResolver(table, scan)
     tags = [t for t in list_tags(table) if t.id < end]
-    io = table.file_io
 
-    # Data files: deleted by a delta in (begin, end], not held by the newest tag before that snapshot.
+    # Data files: those the delta of a snapshot deleted were live only in older snapshots. Each snapshot's list is
+    # planned first (without the files the newest tag before it still holds); they are deleted right after the
+    # last snapshot that used them went. The delta of ``begin`` deleted files of snapshots gone already: normally
+    # the previous expiration deleted them, but one killed half-way left them (a missing file is a no-op).
     tag_files: dict[int, set[str] | None] = {}
-    doomed: list[str] = []
-    for s in snapshots[1:]:
+    doomed: dict[int, list[str]] = {}
+    for s in snapshots:
         tag = _previous_tag(tags, s.id)
         held: set[str] | None = set()
         if tag is not None:
@@ -181,14 +197,11 @@ def _expire_until(table: Table, earliest: int, end: int) -> int:
             held = tag_files[tag.id]
         if held is None:
             continue  # the tag could not be read: keep this snapshot's files
-        doomed.extend(p for p in _deleted_in_delta(scan, paths, s) if p not in held)
-    # Changelog files of the expired snapshots.
-    for s in expired:
-        doomed.extend(_added_in_changelog(scan, paths, s))
-    for p in dict.fromkeys(doomed):
-        io.delete_quietly(p)
+        doomed[s.id] = [p for p in _deleted_in_delta(scan, paths, s) if p not in held]
+    changelogs = [p for s in expired for p in _added_in_changelog(scan, paths, s)]
 
     # Metadata files no survivor references.
+    unused: list[str] = []
     try:
         skipping = set()
         for s in (*tags, keep):
@@ -197,12 +210,18 @@ def _expire_until(table: Table, earliest: int, end: int) -> int:
         skipping = None  # unknown survivors: keep every manifest rather than guess
     if skipping is not None:
         for s in expired:
-            for p in _unused_metadata(scan, paths, s, skipping):
-                io.delete_quietly(p)
+            unused.extend(_unused_metadata(scan, paths, s, skipping))
 
-    for s in expired:
+    # Snapshots go oldest first (the listed ones stay contiguous), each followed by the data files that only it and
+    # older snapshots used; then EARLIEST moves, then changelogs and metadata (unreferenced by now).
+    deleter = table.deleter
+    deleter.delete_all(doomed.get(snapshots[0].id, ()))
+    for s, nxt in zip(expired, snapshots[1:]):
         sm.delete_snapshot(s.id)
+        deleter.delete_all(doomed.get(nxt.id, ()))
     sm.commit_earliest_hint(end)
+    deleter.delete_all(changelogs)
+    deleter.delete_all(unused)
     return len(expired)
 
 

@@ -2,7 +2,8 @@
 
 Orphans are what crashed or failed writers leave behind (data files of a job killed before it committed,
 manifests of a commit that lost its publish, temp files of an interrupted atomic write) and what a rollback
-strands. Only files older than the threshold (default: one day) go, so the files of a commit still in flight
+strands. Only Paimon's own directories are walked (never a foreign directory inside the table), every delete goes
+through ``Table.deleter``, and only files older than the threshold (default: one day) go, so the files of a commit still in flight
 are never touched; the listing is taken before the references are collected, so a snapshot published while the
 cleanup runs protects its files.
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from laketide.exceptions import CorruptMetadataError, NotFoundError
 from laketide.fs import FileStatus
+from laketide.meta.paths import partition_path
 from laketide.meta.snapshot import Snapshot
 from laketide.table.expire import list_tags
 
@@ -28,8 +30,10 @@ __all__ = ["OrphanFilesResult", "remove_orphan_files", "DEFAULT_OLDER_THAN"]
 
 DEFAULT_OLDER_THAN = _dt.timedelta(days=1)
 
-# Directories holding metadata that is not referenced from snapshots but is live by itself.
-_KEPT_DIRS = frozenset({"schema", "tag", "consumer", "branch", "changelog", "service"})
+# Directories of files that snapshots reference. schema/, tag/, consumer/, branch/, changelog/ and service/ hold
+# metadata that is live by itself and are never walked.
+_METADATA_DIRS = frozenset({"manifest", "index", "statistics"})
+_BUCKET_DIR = re.compile(r"^bucket-(-?\d+|postpone)$")
 _SNAPSHOT_FILE = re.compile(r"^(snapshot-\d+|EARLIEST|LATEST)$")
 
 
@@ -65,8 +69,7 @@ def remove_orphan_files(
     used = _used_names(table)
     orphans = [st for st in candidates if _name(st.path) not in used]
     if not dry_run:
-        for st in orphans:
-            table.file_io.delete_quietly(st.path)
+        table.deleter.delete_all(st.path for st in orphans)
     return OrphanFilesResult(paths=tuple(sorted(st.path for st in orphans)),
                              total_bytes=sum(st.size for st in orphans), dry_run=dry_run)
 
@@ -76,25 +79,42 @@ def _name(path: str) -> str:
 
 
 def _walk(table: Table) -> list[FileStatus]:
-    """Every file that may be an orphan: data and bucket directories, manifest/, index/, statistics/, and
-    leftovers in snapshot/ that are neither snapshots nor hints (temp files of an interrupted publish)."""
+    """Every file that may be an orphan, found by walking Paimon's layout only: the partition directories of the
+    table's partition keys down to their ``bucket-N`` directories, ``manifest/``, ``index/``, ``statistics/``, and
+    leftovers in ``snapshot/`` that are neither snapshots nor hints (temp files of an interrupted publish).
+
+    A directory that is not part of that layout (a user's ``notes/``, a table nested inside this one, a
+    subdirectory of a bucket) is never entered, whatever it holds. Paimon: OrphanFilesClean#listPaimonFileDirs.
+    """
     io = table.file_io
-    snapshot_dir = table.snapshot_manager.snapshot_dir
+    keys = [partition_path([k], ["v"], default_name="v")[:-1] for k in table.partition_keys]  # "<key>="
     out: list[FileStatus] = []
-    stack = [(table.path, True)]
-    while stack:
-        directory, top = stack.pop()
+
+    def files_in(directory: str, *, keep: re.Pattern[str] | None = None) -> None:
+        for st in io.list_status(directory):
+            if not st.is_dir and not (keep is not None and keep.match(_name(st.path))):
+                out.append(st)
+
+    def partitions(directory: str, depth: int) -> None:
         for st in io.list_status(directory):
             name = _name(st.path)
-            if st.is_dir:
-                if not (top and name in _KEPT_DIRS):
-                    stack.append((st.path, False))
-            elif top:
-                continue  # files directly in the table directory are not Paimon's
-            elif directory == snapshot_dir and _SNAPSHOT_FILE.match(name):
+            if not st.is_dir:
                 continue
-            else:
-                out.append(st)
+            if depth == len(keys):
+                if _BUCKET_DIR.match(name):
+                    files_in(st.path)
+            elif name.startswith(keys[depth]):
+                partitions(st.path, depth + 1)
+
+    for st in io.list_status(table.path):
+        name = _name(st.path)
+        if not st.is_dir:
+            continue  # files directly in the table directory are not Paimon's
+        if name == "snapshot":
+            files_in(st.path, keep=_SNAPSHOT_FILE)
+        elif name in _METADATA_DIRS:
+            files_in(st.path)
+    partitions(table.path, 0)
     return out
 
 

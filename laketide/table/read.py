@@ -6,6 +6,7 @@ scan.timestamp-millis, scan.tag-name)
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from laketide.exceptions import NoSuchSnapshotError
+from laketide.exceptions import InvalidOptionError, NoSuchSnapshotError
 from laketide.expr import Predicate, bind, parse_where
 from laketide.meta.snapshot import Snapshot
 from laketide.scan.bucket_pruning import select_buckets
@@ -27,7 +28,26 @@ from laketide.types import to_arrow_schema
 if TYPE_CHECKING:
     from laketide.table.table import Table
 
-__all__ = ["TableScan"]
+__all__ = ["TableScan", "epoch_millis"]
+
+
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def epoch_millis(value: int | _dt.datetime | None, *, table_name: str) -> int | None:
+    """``timestamp_ms`` as epoch milliseconds: an int as it is, a datetime converted (a naive one is UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, _dt.datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=_dt.timezone.utc)
+        # Exact integer arithmetic (float timestamps round); sub-millisecond parts are floored.
+        return (aware - _EPOCH) // _dt.timedelta(milliseconds=1)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise InvalidOptionError(
+        f"Table {table_name}: timestamp_ms must be epoch milliseconds (int) or a datetime (naive = UTC), "
+        f"got {type(value).__name__} {value!r}"
+    )
 
 
 class TableScan:
@@ -41,10 +61,11 @@ class TableScan:
         where: str | Predicate | None = None,
         snapshot_id: int | None = None,
         tag: str | None = None,
-        timestamp_ms: int | None = None,
+        timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> None:
         self.table = table
+        timestamp_ms = epoch_millis(timestamp_ms, table_name=table.name)
         self.read_optimized = read_optimized
         self.snapshot = self._pick_snapshot(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
         time_travel = snapshot_id is not None or tag is not None or timestamp_ms is not None

@@ -1,7 +1,7 @@
 """Rollback: make an earlier snapshot (or a tagged one) the table's latest again.
 
 Snapshots newer than the target are deleted newest first, after the LATEST hint moved to the target, and so are
-tags pointing past it. Their data files and manifests are left to ``remove_orphan_files`` (as in Java): a reader
+tags pointing past it. A rollback killed at any point leaves a readable table and finishes when run again. Their data files and manifests are left to ``remove_orphan_files`` (as in Java): a reader
 still planning against a removed snapshot keeps working until the orphan threshold passes. Stop the table's
 writers first — a commit racing the rollback could publish on top of a snapshot being removed.
 
@@ -44,27 +44,30 @@ def rollback_to(table: Table, target: int | str) -> Snapshot:
 
 
 def rollback_to_snapshot(table: Table, snapshot: Snapshot) -> Snapshot:
-    """Delete everything newer than ``snapshot``; the hook tags use (a tag file holds its snapshot's JSON)."""
+    """Delete everything newer than ``snapshot``; the hook tags use (a tag file holds its snapshot's JSON).
+
+    Every step leaves a readable table, so a rollback killed half-way is finished by running it again: an
+    expired (tagged) target is written back first, then LATEST moves to it, then newer snapshots go newest first
+    (the listed ones stay contiguous above the target), then newer tags.
+    """
     sm = table.snapshot_manager
-    latest = sm.latest_snapshot_id()
-    earliest = sm.earliest_snapshot_id()
+    if not sm.snapshot_exists(snapshot.id):
+        # Expired but tagged: the tag's snapshot becomes the only one (Paimon: createSnapshotFileIfNeeded);
+        # tag-only fields (creation time, time retained) are not part of a snapshot. Written before anything is
+        # removed, so the table is never without a snapshot.
+        plain = replace(snapshot, extra={})
+        sm.file_io.write_bytes(sm.snapshot_path(snapshot.id), plain.to_json().encode(), overwrite=True)
     sm.commit_latest_hint(snapshot.id)
-    if latest is not None:
-        start = max(earliest or 1, snapshot.id + 1)
-        for sid in range(latest, start - 1, -1):
-            sm.delete_snapshot(sid)
+    for sid in sorted((i for i in sm.snapshot_ids() if i > snapshot.id), reverse=True):
+        sm.delete_snapshot(sid)
     for st in table.file_io.list_status(f"{table.path}/tag"):
         name = st.path.rstrip("/").rsplit("/", 1)[-1]
         tagged = _tagged_id(table, st.path) if name.startswith("tag-") and not st.is_dir else None
         if tagged is not None and tagged > snapshot.id:
-            table.file_io.delete_quietly(st.path)
-    if not sm.snapshot_exists(snapshot.id):
-        # Expired but tagged: the tag's snapshot becomes the only one (Paimon: createSnapshotFileIfNeeded);
-        # tag-only fields (creation time, time retained) are not part of a snapshot.
-        plain = replace(snapshot, extra={})
-        sm.file_io.write_bytes(sm.snapshot_path(snapshot.id), plain.to_json().encode(), overwrite=True)
-        sm.commit_earliest_hint(snapshot.id)
-        sm.commit_latest_hint(snapshot.id)
+            table.deleter.delete(st.path)
+    earliest = min(sm.snapshot_ids(), default=snapshot.id)
+    if sm.earliest_snapshot_id() != earliest or sm.earliest_hint_missing():
+        sm.commit_earliest_hint(earliest)
     sm.forget_users()
     return snapshot
 

@@ -7,17 +7,28 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
+import random
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from laketide.exceptions import CommitStateUnknownError, LaketideError, NoSuchSnapshotError, SchemaError
+from laketide.exceptions import (
+    CommitStateUnknownError,
+    InvalidOptionError,
+    LaketideError,
+    NoSuchSnapshotError,
+    NotFoundError,
+    SchemaError,
+    WriteConflictError,
+)
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
-from laketide.meta.paths import partition_path
+from laketide.meta.deletion import TableFileDeleter
+from laketide.meta.manifest import ManifestEntry
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
 from laketide.options import CoreOptions
@@ -28,6 +39,7 @@ from laketide.schema.table_schema import TableSchema
 from laketide.table.read import TableScan
 from laketide.write.commit import FileStoreCommit
 from laketide.write.table_write import TableWrite
+from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
     from laketide.table.orphan import OrphanFilesResult
@@ -60,6 +72,9 @@ class Table:
         if latest is None:
             raise SchemaError(f"Table {name} at {path} has no schema")
         self._schema = latest
+        # The live files of the last snapshot a writer restored from: the commit that follows checks its new
+        # files against the same snapshot, usually, and reuses the plan instead of reading the manifests again.
+        self._restored_plan: tuple[tuple[int, str], list[ManifestEntry]] | None = None
 
     # -- metadata ----------------------------------------------------------------------------------------------
     @property
@@ -84,6 +99,12 @@ class Table:
     def partition_keys(self) -> tuple[str, ...]:
         return self._schema.partition_keys
 
+    @property
+    def deleter(self) -> TableFileDeleter:
+        """The one way maintenance deletes this table's files: never outside its directory (or its
+        ``data-file.external-paths``)."""
+        return TableFileDeleter.for_options(self.file_io, self.path, self._schema.options, table_name=self.name)
+
     def refresh(self) -> Table:
         """Reload the latest schema (after another process altered the table)."""
         latest = self.schema_manager.latest()
@@ -98,6 +119,10 @@ class Table:
         return self.snapshot_manager.snapshot(snapshot_id)
 
     def tag_snapshot(self, tag: str) -> Snapshot:
+        if not isinstance(tag, str) or not tag.strip() or any(c in tag for c in "/\\") \
+                or any(ord(c) < 0x20 for c in tag):
+            # The name becomes part of a path: '../..' would read a file outside the table.
+            raise InvalidOptionError(f"Table {self.name}: tag name {tag!r} is not a valid tag name")
         path = f"{self.path}/tag/tag-{tag}"
         if not self.file_io.exists(path):
             raise NoSuchSnapshotError(f"Tag {tag!r} of table {self.name} does not exist")
@@ -111,10 +136,13 @@ class Table:
         where: str | Predicate | None = None,
         snapshot_id: int | None = None,
         tag: str | None = None,
-        timestamp_ms: int | None = None,
+        timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> TableScan:
         """Plan a read; ``.plan()`` gives splits, ``.to_batches()`` streams, ``.to_arrow()`` collects.
+
+        ``timestamp_ms`` reads the latest snapshot committed at or before it: epoch milliseconds, or a datetime
+        (a naive one is taken as UTC).
 
         ``read_optimized`` reads only what full compaction produced (the top level of primary-key tables, no
         merge): fast, possibly stale (Paimon's ``$ro`` system table).
@@ -129,7 +157,7 @@ class Table:
         *,
         snapshot_id: int | None = None,
         tag: str | None = None,
-        timestamp_ms: int | None = None,
+        timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> pa.Table:
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
@@ -200,13 +228,16 @@ class Table:
         if commit_identifier is not None:
             kwargs["commit_identifier"] = commit_identifier
         where = overwrite_where if overwrite_where is not None else self._partition_filter(partition)
-        sid = committer.commit(
-            messages,
-            overwrite=overwrite,
-            overwrite_filter=where if overwrite else None,
-            check_committed=commit_user is not None,
-            **kwargs,
-        )
+        try:
+            sid = committer.commit(
+                messages,
+                overwrite=overwrite,
+                overwrite_filter=where if overwrite else None,
+                check_committed=commit_user is not None,
+                **kwargs,
+            )
+        finally:
+            self._restored_plan = None  # only ever held from a write's restore to its commit
         if sid is not None:
             self._expire_after_commit()
         return sid
@@ -214,39 +245,74 @@ class Table:
     def write(
         self, data: Any, *, mode: WriteMode = "append", partition: Mapping[str, object] | None = None
     ) -> int | None:
-        """Write and commit ``data`` in one call; returns the new snapshot id (None if nothing changed)."""
+        """Write and commit ``data`` in one call; returns the new snapshot id (None if nothing changed).
+
+        A primary-key write that compacts publishes an APPEND snapshot, then a COMPACT one; when the compaction
+        loses to a concurrent one, its files are dropped (with a warning) and the APPEND's id is returned: the
+        data is committed. When a concurrent commit changed what the write was built on (a bucket's sequence
+        numbers, a dynamic bucket's index), the rows are written again from the latest snapshot, up to
+        ``commit.max-retries`` times, so the later commit wins on every key.
+        """
         if mode not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
         if partition is not None and mode != "overwrite":
             raise ValueError("partition= is only meaningful with mode='overwrite'")
+        from laketide.write.conform import to_arrow
+
+        rows = to_arrow(data)  # once: a retry writes the same rows again (a reader would be drained)
         if partition is not None:
-            self._check_rows_in_partition(data, partition)
+            self._check_rows_in_partition(rows, partition)
+        attempt = 0
+        while True:
+            try:
+                return self._write_once(rows, overwrite=mode == "overwrite", partition=partition)
+            except WriteConflictError as e:
+                attempt += 1
+                if attempt > self.options.commit_max_retries:
+                    raise
+                _LOG.info("Table %s: write attempt %d conflicted with a concurrent commit (%s); writing again",
+                          self.name, attempt, type(e).__name__)
+                self._retry_wait(attempt)
+
+    def _write_once(self, rows: pa.Table, *, overwrite: bool, partition: Mapping[str, object] | None) -> int | None:
         w = self.new_write()
-        messages: list[CommitMessage] = []
+        base = self.snapshot_manager.latest_snapshot_id()
         try:
-            w.write(data)
-            # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as in Java).
-            messages = w.prepare_commit(full_compaction=self.options.full_compaction_delta_commits is not None)
-            return self.commit(messages, overwrite=mode == "overwrite", partition=partition)
-        except CommitStateUnknownError:
-            raise  # the snapshot may reference these files: only orphan cleanup may remove them
-        except BaseException:
-            w.abort()
-            self.abort(messages)
-            raise
+            try:
+                w.write(rows)
+                # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as Java).
+                messages = w.prepare_commit(full_compaction=self.options.full_compaction_delta_commits is not None)
+            except BaseException as e:
+                w.abort()
+                if isinstance(e, NotFoundError) and self.snapshot_manager.latest_snapshot_id() != base:
+                    # A file the writer restored (to compact it) was compacted away and expired meanwhile.
+                    raise WriteConflictError(
+                        f"Write to table {self.name}: a file it restored is gone, replaced by a concurrent commit "
+                        f"since snapshot {base}: {e}"
+                    ) from e
+                raise
+            try:
+                return self.commit(messages, overwrite=overwrite, partition=partition)
+            except CommitStateUnknownError:
+                raise  # the snapshot may reference these files: only orphan cleanup may remove them
+            except BaseException:
+                self.abort(messages)  # keeps whatever a snapshot holds
+                raise
         finally:
             w.close()
 
+    def _retry_wait(self, attempt: int) -> None:
+        lo = self.options.commit_min_retry_wait
+        hi = self.options.commit_max_retry_wait
+        time.sleep(random.uniform(lo, max(lo, min(hi, lo * (2 ** min(attempt, 16))))) / 1000.0)
+
     def abort(self, messages: Sequence[CommitMessage]) -> None:
-        """Delete the new files of messages that will never be committed (Paimon: TableCommit.abort)."""
-        scan = self.file_scan()
-        default = self.options.partition_default_name
-        for m in messages:
-            part_dir = partition_path(self._schema.partition_keys, scan.partition_codec.values(m.partition),
-                                      default_name=default)
-            bucket_dir = f"{self.path}/{part_dir}/bucket-{m.bucket}" if part_dir else f"{self.path}/bucket-{m.bucket}"
-            for f in (*m.new_files, *m.changelog_files, *m.compact_after):
-                self.file_io.delete(f.external_path or f"{bucket_dir}/{f.file_name}")
+        """Delete the new files of messages that will never be committed (Paimon: TableCommit.abort).
+
+        Files a snapshot or tag already holds (the messages were committed after all) are kept, and nothing
+        outside the table is deleted.
+        """
+        self._committer(None).abort(messages)
 
     # -- maintenance -------------------------------------------------------------------------------------------
     def expire_snapshots(
@@ -296,8 +362,14 @@ class Table:
 
     # -- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> Table:
-        """Apply schema changes (each call writes one new schema file)."""
-        self._schema = self.schema_manager.commit_changes(list(changes))
+        """Apply schema changes (each call writes one new schema file).
+
+        The new schema passes the validation ``create_table`` runs (same errors); a refused change writes nothing.
+        """
+        def validate(new: TableSchema, old: TableSchema | None) -> None:
+            validate_table_schema(new, table_name=self.name, previous=old)
+
+        self._schema = self.schema_manager.commit_changes(list(changes), validate=validate)
         return self
 
     # -- helpers -----------------------------------------------------------------------------------------------
@@ -310,6 +382,7 @@ class Table:
             snapshot_manager=self.snapshot_manager,
             scan_factory=self.file_scan,
             commit_user=commit_user or self._new_commit_user(),
+            restored_plan=self.restored_plan,
         )
 
     def _new_commit_user(self) -> str:
@@ -320,6 +393,17 @@ class Table:
         return FileStoreScan(file_io=self.file_io, table_path=self.path, schema_manager=self.schema_manager,
                              schema=self._schema)
 
+    def plan_to_restore(self, snapshot: Snapshot) -> list[ManifestEntry]:
+        """Every live file of ``snapshot``, for a writer restoring its buckets (kept for the commit to reuse)."""
+        entries = self.file_scan().plan(snapshot)
+        self._restored_plan = ((snapshot.id, snapshot.base_manifest_list), entries)
+        return entries
+
+    def restored_plan(self, snapshot: Snapshot) -> list[ManifestEntry] | None:
+        """The live files of ``snapshot`` if a writer of this table planned them to restore, else None."""
+        held = self._restored_plan
+        return held[1] if held is not None and held[0] == (snapshot.id, snapshot.base_manifest_list) else None
+
     def _sequence_restorer(self) -> Callable[[bytes, int], int | None]:
         cache: dict[tuple[bytes, int], int] | None = None
 
@@ -329,7 +413,7 @@ class Table:
                 cache = {}
                 latest = self.snapshot_manager.latest_snapshot()
                 if latest is not None:
-                    for e in self.file_scan().plan(latest):
+                    for e in self.plan_to_restore(latest):
                         key = (e.partition, e.bucket)
                         cache[key] = max(cache.get(key, -1), e.file.max_sequence_number)
             return cache.get((partition, bucket))

@@ -5,7 +5,10 @@ tries again (``commit.max-retries``, ``commit.timeout``, exponential backoff bet
 and ``commit.max-retry-wait`` with jitter); files this attempt wrote are removed. Transient storage failures
 are retried the same way. A commit that deletes files (compaction, overwrite, delete) first checks, in the
 partitions it changes only, that those files are still live: if a concurrent commit removed them it fails with
-CommitConflictError and changes nothing. Plain appends never conflict.
+CommitConflictError and changes nothing. Appends of append tables never conflict; a primary-key append whose new
+files do not sort after its buckets' live files fails with SequenceConflictError (see ``commit_checks``), and so
+do foreign messages and files already added (ForeignCommitMessageError, AlreadyCommittedError). A compaction that
+loses after its APPEND landed drops only its own files and the APPEND's id is returned.
 
 ``(commit_user, commit_identifier)`` makes a commit idempotent: before every retry the committer looks at the
 snapshots published since its previous attempt (never the whole history) and stops if its own landed. A publish
@@ -16,26 +19,44 @@ Paimon: operation.FileStoreCommitImpl, operation.commit.ConflictDetection, utils
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from laketide.exceptions import CommitConflictError, CommitError, CommitStateUnknownError, FileIOError
+from laketide.exceptions import (
+    CommitConflictError,
+    CommitError,
+    CommitStateUnknownError,
+    FileIOError,
+    WriteConflictError,
+)
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
 from laketide.meta.manifest import FileKind, ManifestEntry
 from laketide.meta.commit_message import CommitMessage
+from laketide.meta.deletion import TableFileDeleter
 from laketide.meta.paths import TablePaths
 from laketide.meta.snapshot import CommitKind, Snapshot
 from laketide.meta.snapshot_manager import SnapshotManager
 from laketide.options import CoreOptions
 from laketide.scan.file_scan import FileStoreScan
 from laketide.schema.table_schema import TableSchema
+from laketide.write.commit_checks import (
+    CommittedFiles,
+    check_origin,
+    check_sequences,
+    message_file_paths,
+    new_file_names,
+    refuse_committed,
+)
 from laketide.write.manifest_writer import ManifestWriter
 from laketide.write.index_manifest import index_changes, next_index_manifest
 
 __all__ = ["FileStoreCommit", "BATCH_COMMIT_IDENTIFIER"]
+
+_LOG = logging.getLogger(__name__)
 
 # Java's BatchWriteBuilder.COMMIT_IDENTIFIER: batch jobs commit once with Long.MAX_VALUE.
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
@@ -74,7 +95,9 @@ class FileStoreCommit:
         snapshot_manager: SnapshotManager,
         scan_factory: Callable[[], FileStoreScan],
         commit_user: str,
+        restored_plan: Callable[[Snapshot], list[ManifestEntry] | None] | None = None,
     ) -> None:
+        """``restored_plan`` gives the live files of a snapshot if a writer planned them already (else None)."""
         self.file_io = file_io
         self.table_path = table_path
         self.table_name = table_name
@@ -83,6 +106,9 @@ class FileStoreCommit:
         self.snapshot_manager = snapshot_manager
         self.scan_factory = scan_factory
         self.commit_user = commit_user
+        self._restored_plan = restored_plan
+        self._scan_cache: FileStoreScan | None = None
+        self._live_cache: tuple[tuple[object, ...], list[ManifestEntry]] | None = None
 
     def commit(
         self,
@@ -125,21 +151,34 @@ class FileStoreCommit:
             properties = {**(properties or {}), KEY_INDEX_WRITER: self._key_index_base.writer_id}
         if not overwrite and not added and not removed and not compact:
             return None
+        check_origin(messages, table_path=self.table_path, table_name=self.table_name, schema=self.schema,
+                     scan=self._scan())
+        latest = self.snapshot_manager.latest_snapshot()
         if check_committed:
-            latest = self.snapshot_manager.latest_snapshot()
             done = self._already_committed(latest, commit_identifier) if latest is not None else None
             if done is not None:
                 return done
-        sid = None
-        if overwrite or added or removed:
-            sid = self._commit_changes(added, removed, commit_identifier=commit_identifier,
-                                       overwrite_filter=overwrite_filter, overwrite=overwrite,
-                                       properties=properties)
-            if sid is None:
-                return None
-        if compact:
-            # One commit of a compacting writer yields two snapshots (seed 001 3.3.6): APPEND, then COMPACT.
-            sid = self._commit_compact(compact, commit_identifier=commit_identifier, properties=properties)
+        # A file some snapshot holds already: these messages were committed before (checked once here against
+        # the snapshots since the write; each attempt checks the latest snapshot's live files again).
+        refuse_committed(self._committed_files().find(messages, latest), table_name=self.table_name)
+        if not (overwrite or added or removed):
+            return self._commit_compact(compact, commit_identifier=commit_identifier, properties=properties)
+        sid = self._commit_changes(added, removed, commit_identifier=commit_identifier,
+                                   overwrite_filter=overwrite_filter, overwrite=overwrite, properties=properties)
+        if sid is None or not compact:
+            return sid
+        # One commit of a compacting writer yields two snapshots (seed 001 3.3.6): APPEND, then COMPACT. The APPEND
+        # has landed: a compaction that loses now (its inputs were replaced meanwhile) costs only its own files.
+        try:
+            return self._commit_compact(compact, commit_identifier=commit_identifier, properties=properties)
+        except CommitStateUnknownError as e:
+            _LOG.warning("Table %s: the compaction after APPEND snapshot %d may or may not have landed (%s); its "
+                         "files are kept (orphan cleanup removes them if it did not)", self.table_name, sid, e)
+        except Exception as e:  # noqa: BLE001 - the APPEND is committed; the compaction never landed
+            _LOG.warning("Table %s: the compaction after APPEND snapshot %d was not committed (%s: %s); the data is "
+                         "committed, the compaction's files are discarded", self.table_name, sid,
+                         type(e).__name__, e)
+            self.abort([replace(m, new_files=(), changelog_files=()) for m in messages])
         return sid
 
     def _commit_changes(
@@ -161,8 +200,12 @@ class FileStoreCommit:
                 delta += self._overwrite_deletes(latest, overwrite_filter)
                 if not added and not delta:
                     return None
-            elif removed:
-                self._check_conflicts(latest, removed, [], kind=kind)
+            else:
+                self._check_conflicts(latest, removed, added, kind=kind)
+                if self.schema.primary_keys and latest is not None:
+                    self._check_single_key_writer(latest)  # the more specific refusal of a cross-partition writer
+                    check_sequences(added, self._live(latest, {e.partition for e in added}), latest=latest,
+                                    table_name=self.table_name, scan=self._scan())
             return delta + added
 
         return self._commit_with_retries(plan, kind=kind, identifier=commit_identifier, properties=properties)
@@ -384,7 +427,7 @@ class FileStoreCommit:
             if s is None or s.commit_kind is CommitKind.COMPACT:
                 continue
             if (s.properties or {}).get(KEY_INDEX_WRITER) != base.writer_id:
-                raise CommitConflictError(
+                raise WriteConflictError(
                     f"Table {self.table_name} (cross-partition upsert) was written by another job since this one "
                     f"looked its keys up at snapshot {base.snapshot_id or 0}: snapshot {s.id} "
                     f"({s.commit_kind.value}, commit user {s.commit_user}). A key written by both could end up in two "
@@ -404,13 +447,14 @@ class FileStoreCommit:
         if latest is None:
             live: set[tuple] = set()
         else:
-            scan = self.scan_factory()
-            predicate = self._partitions_predicate(scan, {e.partition for e in (*removed, *added)})
-            live = {e.identifier for e in scan.plan(latest, predicate=predicate)}
+            live = {e.identifier for e in self._live(latest, {e.partition for e in (*removed, *added)})}
         gone = [e.file.file_name for e in removed if e.identifier not in live]
         twice = [e.file.file_name for e in added if e.identifier in live]
         if not gone and not twice:
             return
+        if twice and kind is not CommitKind.COMPACT:
+            refuse_committed({name: f"live in snapshot {latest.id if latest else 0}" for name in twice},
+                             table_name=self.table_name)
         problem = (f"files it deletes are no longer live: {gone[:_SHOWN_FILES]}" if gone
                    else f"files it adds are live already: {twice[:_SHOWN_FILES]}")
         base = (f"snapshot {latest.id} ({latest.commit_kind.value}, commit user {latest.commit_user})"
@@ -423,6 +467,56 @@ class FileStoreCommit:
             f"compact (set 'write-only' = 'true' on the writing jobs and run Table.compact in one job), then re-run "
             f"this job from the latest snapshot. Writers of different partitions never conflict."
         )
+
+    def _scan(self) -> FileStoreScan:
+        if self._scan_cache is None:
+            self._scan_cache = self.scan_factory()
+        return self._scan_cache
+
+    def _live(self, latest: Snapshot, partitions: set[bytes]) -> list[ManifestEntry]:
+        """Live files of ``latest`` in ``partitions`` (planned once per snapshot and partition set)."""
+        key = (latest.id, latest.base_manifest_list, frozenset(partitions))
+        if self._live_cache is not None and self._live_cache[0] == key:
+            return self._live_cache[1]
+        known = self._restored_plan(latest) if self._restored_plan is not None else None
+        if known is not None:
+            entries = [e for e in known if e.partition in partitions]
+        else:
+            scan = self._scan()
+            entries = scan.plan(latest, predicate=self._partitions_predicate(scan, partitions))
+        self._live_cache = (key, entries)
+        return entries
+
+    def _committed_files(self) -> CommittedFiles:
+        return CommittedFiles(snapshot_manager=self.snapshot_manager, scan=self._scan(), live=self._live)
+
+    def abort(self, messages: Sequence[CommitMessage]) -> None:
+        """Delete the new files of messages that will never be committed, except any a snapshot or tag holds.
+
+        Safe on messages that were committed after all (a retry, a replay): their files are kept. Deletes go
+        through the table's deleter (never outside the table). Paimon: TableCommit#abort.
+        """
+        names = new_file_names(messages)
+        if not names:
+            return
+        finder = self._committed_files()
+        held = finder.find(messages, self.snapshot_manager.latest_snapshot(), tags=True)
+        if finder.uncertain:
+            _LOG.warning("Table %s: not deleting the %d files of aborted commit messages: a snapshot whose manifests "
+                         "could not be read might hold them (orphan cleanup removes them if not)", self.table_name,
+                         len(names))
+            return
+        if held:
+            _LOG.warning("Table %s: aborted commit messages hold %d files a snapshot references; they are kept: %s",
+                         self.table_name, len(held), list(held.items())[:_SHOWN_FILES])
+        scan = self._scan()
+        paths = TablePaths(self.table_path)
+        deleter = TableFileDeleter.for_options(self.file_io, self.table_path, self.schema.options,
+                                               table_name=self.table_name)
+        default = self.options.partition_default_name
+        for name, (m, f) in names.items():
+            if name not in held:
+                deleter.delete_all(message_file_paths(m, f, paths=paths, scan=scan, default_partition=default))
 
     def _partitions_predicate(self, scan: FileStoreScan, partitions: set[bytes]) -> Predicate | None:
         keys = list(self.schema.partition_keys)

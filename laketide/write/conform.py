@@ -82,6 +82,9 @@ def conform(
                 raise SchemaError(
                     f"Column {f.name!r} of table {table_name} has type {f.type}; got incompatible type {col.type}"
                 )
+            mismatch = _struct_mismatch(col.type, f.type, f.name)
+            if mismatch is not None:
+                raise SchemaError(f"Column {f.name!r} of table {table_name}: {mismatch}")
             try:
                 col = pc.cast(col, f.type, safe=True)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
@@ -93,6 +96,39 @@ def conform(
             raise SchemaError(f"Column {f.name!r} of table {table_name} is NOT NULL but the data has nulls")
         columns.append(col)
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _struct_mismatch(src: pa.DataType, dst: pa.DataType, where: str) -> str | None:
+    """Why a nested value cannot be stored as ``dst``: its struct field names differ somewhere.
+
+    Arrow casts structs by field name, filling absent fields with nulls and dropping unknown ones: a struct
+    whose names differ from the table's would be stored as nulls without a word. Fields may come in another
+    order (they are matched by name, as Arrow does); missing or extra names are refused.
+    """
+    if pa.types.is_struct(src) and pa.types.is_struct(dst):
+        src_names = [src.field(i).name for i in range(src.num_fields)]
+        dst_names = [dst.field(i).name for i in range(dst.num_fields)]
+        missing = [n for n in dst_names if n not in src_names]
+        extra = [n for n in src_names if n not in dst_names]
+        if missing or extra:
+            parts = ([f"missing fields {missing}"] if missing else []) + ([f"unknown fields {extra}"] if extra else [])
+            return f"struct {where} has fields {src_names}, the table has {dst_names}: {'; '.join(parts)}"
+        for name in dst_names:
+            problem = _struct_mismatch(src.field(name).type, dst.field(name).type, f"{where}.{name}")
+            if problem is not None:
+                return problem
+        return None
+    if _is_list(src) and _is_list(dst):
+        return _struct_mismatch(src.value_type, dst.value_type, f"{where}[]")
+    if pa.types.is_map(src) and pa.types.is_map(dst):
+        return (_struct_mismatch(src.key_type, dst.key_type, f"{where}.key")
+                or _struct_mismatch(src.item_type, dst.item_type, f"{where}.value"))
+    return None
+
+
+def _is_list(t: pa.DataType) -> bool:
+    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+            or pa.types.is_list_view(t) or pa.types.is_large_list_view(t))
 
 
 def _family(t: pa.DataType) -> str:

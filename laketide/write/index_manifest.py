@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from laketide.exceptions import CommitConflictError
+from laketide.exceptions import CommitConflictError, WriteConflictError
 from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.manifest import FileKind, IndexManifestEntry, ManifestEntry
@@ -110,10 +110,11 @@ def check_hash_index_conflicts(
         base = bases[0] if bases else None
         now = current.get(key)
         if now != base:
-            raise CommitConflictError(
+            raise WriteConflictError(
                 f"Commit to table {table_name} conflicts with a concurrent dynamic-bucket writer: bucket {key[1]} "
                 f"of a partition now has hash index {now!r}, but this commit was built on {base!r}. Only one job "
-                f"may write a dynamic-bucket table at a time (it could put one key in two buckets); retry the write"
+                f"may write a dynamic-bucket table at a time (it could put one key in two buckets); write the rows again from "
+                f"the latest snapshot (Table.write does that by itself)"
             )
 
 

@@ -24,13 +24,14 @@ from laketide.exceptions import SchemaError, UnsupportedFeatureError
 from laketide.format import file_format
 from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
-from laketide.meta.commit_message import CommitMessage, KeyIndexBase
+from laketide.meta.commit_message import CommitMessage, KeyIndexBase, WriteOrigin
 from laketide.meta.manifest import DataFileMeta
 from laketide.meta.paths import TablePaths, partition_path
+from laketide.meta.snapshot_manager import SnapshotManager
 from laketide.mergetree.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
 from laketide.mergetree.engines import check_writable, merge_function_for
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.options import CoreOptions
+from laketide.options import CoreOptions, check_write_options
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import (
@@ -119,6 +120,8 @@ class TableWrite:
         self.table_name = table_name
         self.schema = schema
         self.options = CoreOptions(schema.options)
+        # A Java-written table may carry options laketide cannot honour: refuse before writing anything.
+        check_write_options(schema.options, table_name=table_name)
         self.arrow_schema = to_arrow_schema(schema.row_type)
         self.paths = TablePaths(table_path, data_file_prefix=self.options.data_file_prefix)
         self.num_buckets = self.options.bucket
@@ -152,6 +155,8 @@ class TableWrite:
         self._cross: CrossPartitionAssigner | None = None
         # Cross-partition upsert: the snapshot the key lookup read (set by the bootstrap, or by Spark's join).
         self.key_index_base: KeyIndexBase | None = None
+        # The latest snapshot before this round's first file (read at the first write, renewed by prepare_commit).
+        self._base_snapshot: tuple[int | None] | None = None
 
     def _check_primary_key_support(self) -> None:
         if self.num_buckets <= 0 and self.num_buckets != -1:
@@ -182,6 +187,8 @@ class TableWrite:
         table = self.prepare(data, row_kind=row_kind, buckets=buckets, row_kinds=row_kinds)
         if table.num_rows == 0:
             return
+        if self._base_snapshot is None:
+            self._base_snapshot = (self._latest_snapshot_id(),)
         if self.dynamic_mode is not None:
             for group in self._route_dynamic(table):
                 self._writer(group.partition, group.bucket).write(group.rows)
@@ -314,6 +321,9 @@ class TableWrite:
         full compaction of every bucket this writer touched).
         """
         total = self.num_buckets if self.num_buckets > 0 else (-1 if self.dynamic_mode is not None else 0)
+        origin = None if self._base_snapshot is None else WriteOrigin(
+            table_path=self.table_path, schema_id=self.schema.id, schema_time_ms=self.schema.time_millis,
+            base_snapshot_id=self._base_snapshot[0])
         messages = []
         items = list(self._writers.items())
 
@@ -341,9 +351,14 @@ class TableWrite:
                                   new_files=tuple(files), compact_before=before, compact_after=after,
                                   new_index_files=() if new_index is None else (new_index,),
                                   deleted_index_files=() if old_index is None else (old_index,),
-                                  key_index_base=self.key_index_base)
+                                  key_index_base=self.key_index_base, origin=origin)
                 )
+        # Files of the next round are written after this point: no snapshot up to the current latest holds them.
+        self._base_snapshot = (self._latest_snapshot_id(),) if messages else self._base_snapshot
         return messages
+
+    def _latest_snapshot_id(self) -> int | None:
+        return SnapshotManager(self.file_io, self.table_path).latest_snapshot_id()
 
     def abort(self) -> None:
         """Delete the files written since the last prepare_commit()."""

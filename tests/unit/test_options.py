@@ -162,6 +162,21 @@ def test_python_scalars_are_stored_as_paimon_strings() -> None:
         ("bucket-key", "a, b", "without surrounding spaces"),
         ("scan.snapshot-id", "1e3", "64-bit integer"),
         ("read.batch-size", "0", ">= 1"),
+        ("write-buffer-size", "0", ">= 1"),
+        ("target-file-size", "0 kb", ">= 1"),
+        ("manifest.target-file-size", "0", ">= 1"),
+        ("data-file.prefix", "../../x-", "without '/'"),
+        ("data-file.prefix", "", "non-empty"),
+        ("changelog-file.prefix", "a\\b", "without '/'"),
+        ("data-file.prefix", "x\x00", "control characters"),
+        ("sequence.field.sort-order", "DESC", "'descending'"),
+        ("compaction.small-file-ratio", "abc", "a number"),
+        ("compaction.small-file-ratio", "nan", "a number"),
+        ("compaction.small-file-ratio", "-0.5", ">= 0"),
+        ("compaction.min.file-num", "0", ">= 1"),
+        ("force-lookup", "yes", "'true' or 'false'"),
+        ("dynamic-bucket.max-buckets", "0", "-1 (unlimited)"),
+        ("cross-partition-upsert.index-ttl", "soon", "duration"),
     ],
 )
 def test_bad_values_raise_invalid_option_error(key: str, value: str, expected: str) -> None:
@@ -171,6 +186,12 @@ def test_bad_values_raise_invalid_option_error(key: str, value: str, expected: s
     assert f"'{key}'" in message
     assert repr(value) in message
     assert expected in message
+
+
+def test_doubles_parse_like_java() -> None:
+    assert CoreOptions({"compaction.small-file-ratio": "0.5"}).get(CoreOptions.COMPACTION_SMALL_FILE_RATIO) == 0.5
+    assert CoreOptions({"compaction.small-file-ratio": " 1e-1 "}).get(CoreOptions.COMPACTION_SMALL_FILE_RATIO) == 0.1
+    assert CoreOptions({}).get(CoreOptions.COMPACTION_SMALL_FILE_RATIO) == 0.7
 
 
 def test_blank_bucket_key_means_none() -> None:

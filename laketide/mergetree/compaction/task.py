@@ -5,9 +5,9 @@ section of one run is upgraded file by file (only its level changes, nothing is 
 small (then it is rewritten with its small neighbours) or it carries retractions that the top level must not
 keep. Adjacent sections that are rewritten go through one rolling writer, so small files coalesce.
 
-Merging streams the runs with :func:`laketide.mergetree.merge.merge_streams` (one batch per run in memory) and
-writes the merged rows straight to the output writer: memory stays bounded by the batch size times the number of
-runs, whatever the bucket's size.
+Merging streams the runs with :func:`laketide.mergetree.sort_merge.merge_sorted_runs` (at most
+``sort-spill-threshold`` runs read straight from their files, the others spilled; key-range steps of bounded size)
+and writes the merged rows straight to the output writer: memory stays bounded whatever the bucket's size.
 
 Paimon: mergetree.compact.MergeTreeCompactTask, MergeTreeCompactRewriter, AbstractCompactRewriter,
 compact.CompactResult
@@ -23,8 +23,9 @@ import pyarrow as pa
 
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, to_kv_table
-from laketide.mergetree.merge import MergeFunction, drop_retracts, merge_streams, partition_runs
+from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.compaction.universal import CompactUnit
+from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
 from laketide.write.file_writer import RollingFileWriter
 
 __all__ = ["CompactResult", "KeyValueRewriter", "run_compact_unit"]
@@ -50,10 +51,12 @@ class CompactResult:
 class KeyValueRewriter:
     """Merges sections of sorted runs of one bucket into new key-value files at an output level."""
 
-    read_file: Callable[[DataFileMeta], Iterator[pa.Table]]  # a file's rows: value columns, _SEQ, _KIND
+    # A file's rows in batches of at most the given rows: value columns, _SEQUENCE_NUMBER, _VALUE_KIND.
+    read_file: Callable[[DataFileMeta, int], Iterator[pa.Table]]
     new_writer: Callable[[int], RollingFileWriter]  # a rolling writer for an output level
     merge: MergeFunction
     kv_schema: pa.Schema
+    sort: SortMergeSettings  # how many runs are read directly, how much a merge may hold
 
     def rewrite(
         self, output_level: int, *, drop_delete: bool, sections: Sequence[Sequence[Sequence[DataFileMeta]]]
@@ -61,8 +64,10 @@ class KeyValueRewriter:
         writer = self.new_writer(output_level)
         try:
             for section in sections:
-                runs = [self._run(run) for run in section]
-                for merged in merge_streams(runs, self.merge):
+                runs = [RunSource(size=sum(f.file_size for f in run), read=self._reader(run),
+                                  memory=reader_memory([f.file_size for f in run], columns=len(self.kv_schema)))
+                        for run in section]
+                for merged in merge_sorted_runs(runs, self.merge, settings=self.sort):
                     if drop_delete:
                         merged = drop_retracts(merged)
                     if merged.num_rows:
@@ -74,9 +79,12 @@ class KeyValueRewriter:
         before = tuple(f for section in sections for run in section for f in run)
         return CompactResult(before, tuple(after))
 
-    def _run(self, files: Sequence[DataFileMeta]) -> Iterator[pa.Table]:
-        for f in files:
-            yield from self.read_file(f)
+    def _reader(self, files: Sequence[DataFileMeta]) -> Callable[[int], Iterator[pa.Table]]:
+        def read(batch_rows: int) -> Iterator[pa.Table]:
+            for f in files:  # one file open at a time: the run's files do not overlap
+                yield from self.read_file(f, batch_rows)
+
+        return read
 
     def _to_kv(self, merged: pa.Table) -> pa.Table:
         seq = merged.column(SEQUENCE_NUMBER).to_numpy()

@@ -31,7 +31,8 @@ from laketide.mergetree.engines._kernels import (
 from laketide.mergetree.engines.agg_functions import FieldAggregator
 from laketide.mergetree.engines.config import PartialUpdateConfig, SequenceGroup
 from laketide.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, RowKind
-from laketide.mergetree.merge import MergeFunction, MergeSpec
+from laketide.mergetree.key_order import order_column, py_key
+from laketide.mergetree.merge import MergeFunction, MergeSpec, key_order
 
 __all__ = ["PartialUpdateMergeFunction", "DELETE_HELP"]
 
@@ -48,7 +49,7 @@ def _sort_key_ranks(columns: list[pa.ChunkedArray | pa.Array]) -> np.ndarray:
     rank: np.ndarray | None = None
     for col in columns:
         r = np.asarray(
-            pc.rank(col, sort_keys=[("", "ascending", "at_start")], tiebreaker="dense").to_numpy(),
+            pc.rank(order_column(col), sort_keys=[("", "ascending", "at_start")], tiebreaker="dense").to_numpy(),
             dtype=np.int64,
         )
         if rank is None:
@@ -135,8 +136,7 @@ class PartialUpdateMergeFunction(MergeFunction):
             fast_acc = {id(g): self._acceptance(fast_ordered, fast_segs, g) for g in self._present_groups(fast_part)}
             parts.append(self._grouped_fast(fast_ordered, fast_segs, fast_acc))
         merged = pa.concat_tables(parts)
-        order = pc.sort_indices(merged, sort_keys=[(k, "ascending") for k in self.spec.key_names])
-        return merged.take(order)
+        return merged.take(key_order(merged, self.spec.key_names))
 
     def _present_groups(self, table: pa.Table) -> list[SequenceGroup]:
         names = set(table.column_names)
@@ -199,7 +199,7 @@ class PartialUpdateMergeFunction(MergeFunction):
         current: list[dict[str, Any]] = []
         keys = self.spec.key_names
         for row in ordered.to_pylist():
-            if current and tuple(row[k] for k in keys) != tuple(current[0][k] for k in keys):
+            if current and py_key([row[k] for k in keys]) != py_key([current[0][k] for k in keys]):
                 out.append(self._fold_key(current, names))
                 current = []
             current.append(row)
