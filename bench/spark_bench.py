@@ -73,9 +73,8 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
     for part in range(4):
         ap.write(data.slice(part * rows // 4, rows // 4))
     files = _files(ap)
-    out["append read laketide s"] = _best(lambda: noop(ls.read(spark, "b.append", warehouse=wh)), repeat)
-    out["append read laketide source s"] = _best(
-        lambda: noop(ls.read(spark, "b.append", warehouse=wh, native=False)), repeat)
+    out["append read laketide s"] = _best(lambda: noop(ls.read(spark, "b.append", warehouse=wh, native=True)), repeat)
+    out["append read laketide source s"] = _best(lambda: noop(ls.read(spark, "b.append", warehouse=wh)), repeat)
     out["append read spark.parquet s"] = _best(lambda: noop(spark.read.parquet(*files)), repeat)
 
     # 2. merge read of a PK table with 5 sorted runs per bucket

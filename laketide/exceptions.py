@@ -79,6 +79,10 @@ class DatabaseNotEmptyError(CatalogError):
     pass
 
 
+class ReadOnlyTableError(CatalogError, PermissionError):
+    """A write addressed something only readable: a system table (``db.t$snapshots``) or a time-travel read."""
+
+
 class TableLocationNotEmptyError(CatalogError, FileExistsError):
     """create_table found a directory without a schema but with snapshots or manifests: the leftovers of another
     table, which a new schema-0 would adopt. Names the path."""

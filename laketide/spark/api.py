@@ -9,22 +9,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from laketide.spark.options import AUDIT_LOG
-from laketide.spark.writer import BUCKET_COLUMN, KEY_INDEX_BASE, key_index_option
+from laketide.exceptions import InvalidOptionError, NoSuchTableError, TableAlreadyExistsError
+from laketide.spark.errors import typed_errors
+from laketide.spark.options import AUDIT_LOG, TableRef, absolute_warehouse, check_options, table_ref
+from laketide.spark.writer import (
+    BUCKET_COLUMN,
+    KEY_INDEX_BASE,
+    RESERVED_PREFIX,
+    ROUTED,
+    ROUTED_BUCKET,
+    ROUTED_ROW_KIND,
+    key_index_option,
+)
 from laketide.write.bucket_assigner import dynamic_bucket_mode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
-__all__ = ["read", "read_stream", "register_views", "sql", "with_buckets", "write", "write_stream"]
+__all__ = ["SAVE_MODES", "read", "read_stream", "register_views", "sql", "with_buckets", "write", "write_stream"]
 
-WriteMode = Literal["append", "overwrite"]
+# Spark's save modes (and its aliases): errorifexists / ignore create the table when it is absent; append and
+# overwrite need it to exist (a misspelled name fails instead of creating a table).
+WriteMode = Literal["errorifexists", "error", "ignore", "append", "overwrite"]
+SAVE_MODES = {"errorifexists": "errorifexists", "error": "errorifexists", "default": "errorifexists",
+              "ignore": "ignore", "append": "append", "overwrite": "overwrite"}
 
 
 def _options(warehouse: str | None, options: Mapping[str, Any] | None) -> dict[str, str]:
@@ -34,18 +49,35 @@ def _options(warehouse: str | None, options: Mapping[str, Any] | None) -> dict[s
     return out
 
 
-def _table(name: str, warehouse: str | None, options: Mapping[str, str]) -> Any:
-    from laketide.spark.options import table_ref
+def _resolve(spark: SparkSession | None, name: str, warehouse: str | None,
+             options: Mapping[str, Any] | None) -> tuple[dict[str, str], TableRef]:
+    """The data source options of a helper call (warehouse made explicit and absolute) and its table."""
+    from laketide.spark.session import _registered_warehouse, ensure_registered, session_defaults
 
-    opts = dict(options)
-    opts["path"] = name
-    if warehouse is None and "warehouse" not in opts:
-        from laketide.spark.session import _registered_warehouse
-
+    opts = _options(warehouse, options)
+    if spark is not None:
+        ensure_registered(spark)
+        for k, v in session_defaults(spark).items():
+            if not any(o.lower() == k for o in opts):
+                opts[k] = v
+    if not any(k.lower() == "warehouse" for k in opts):
         wh = _registered_warehouse()
         if wh is not None:
             opts["warehouse"] = wh
-    return table_ref(opts).data_table()
+    for k in [k for k in opts if k.lower() == "warehouse"]:
+        opts[k] = absolute_warehouse(opts[k])
+    ref = table_ref({**{k.lower(): v for k, v in opts.items()}, "path": name})
+    return opts, ref
+
+
+def _table(name: str, warehouse: str | None, options: Mapping[str, str]) -> Any:
+    return _resolve(None, name, warehouse, options)[1].data_table()
+
+
+@contextmanager
+def _spark_errors() -> Iterator[None]:
+    with typed_errors():
+        yield
 
 
 def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> DataFrame:
@@ -69,8 +101,8 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
         from laketide.spark.writer import with_dynamic_buckets
 
         return with_dynamic_buckets(df, table, num_tasks=num_tasks)
-    if n <= 0:
-        return df  # unaware-bucket append table: any task may write anywhere
+    if n <= 0:  # unaware-bucket append table: any task may write anywhere
+        return df.repartition(num_tasks) if num_tasks is not None else df
     keys = list(table.schema.bucket_keys())
     key_types = [table.schema.field(k).type for k in keys]
     arrow_types = [to_arrow_type(t) for t in key_types]
@@ -97,28 +129,154 @@ def write(
     *,
     warehouse: str | None = None,
     mode: WriteMode = "append",
-    dynamic_partition_overwrite: bool = False,
+    dynamic_partition_overwrite: bool | None = None,
     partition: Mapping[str, object] | None = None,
     num_tasks: int | None = None,
     options: Mapping[str, Any] | None = None,
+    primary_key: Sequence[str] | None = None,
+    partition_keys: Sequence[str] | None = None,
+    table_options: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write ``df`` into table ``name`` as one snapshot (``mode="overwrite"``: the whole table, the partitions
-    ``df`` touches with ``dynamic_partition_overwrite``, or the static ``partition``)."""
-    if mode not in ("append", "overwrite"):
-        raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-    opts = _options(warehouse, options)
-    table = _table(name, warehouse, opts)
-    if mode == "overwrite" and dynamic_partition_overwrite:
-        opts["partitionOverwriteMode"] = "dynamic"
+    """Write ``df`` into table ``name`` as one snapshot, with Spark's save modes.
+
+    ``mode``: ``append`` (the default here) and ``overwrite`` need the table; ``errorifexists`` creates it
+    (from ``df``'s schema, ``primary_key``, ``partition_keys``, ``table_options``) or fails with
+    TableAlreadyExistsError; ``ignore`` creates it or does nothing. ``overwrite`` replaces the whole table, the
+    static ``partition`` (every row must belong to it), or with dynamic partition overwrite only the partitions
+    ``df`` has rows in: ``dynamic_partition_overwrite=True``, or (when None) the ``partitionOverwriteMode`` option
+    or Spark's ``spark.sql.sources.partitionOverwriteMode`` conf, as for Spark's own sources.
+    """
+    with _spark_errors():
+        _write(df, name, warehouse=warehouse, mode=mode, dynamic_partition_overwrite=dynamic_partition_overwrite,
+               partition=partition, num_tasks=num_tasks, options=options, primary_key=primary_key,
+               partition_keys=partition_keys, table_options=table_options)
+
+
+def _save_mode(mode: str) -> str:
+    found = SAVE_MODES.get(str(mode).lower())
+    if found is None:
+        raise InvalidOptionError(
+            f"laketide.spark.write: mode must be one of {sorted(set(SAVE_MODES))}, not {mode!r}"
+        )
+    return found
+
+
+def _write(
+    df: DataFrame, name: str, *, warehouse: str | None, mode: str, dynamic_partition_overwrite: bool | None,
+    partition: Mapping[str, object] | None, num_tasks: int | None, options: Mapping[str, Any] | None,
+    primary_key: Sequence[str] | None, partition_keys: Sequence[str] | None, table_options: Mapping[str, Any] | None,
+) -> None:
+    mode = _save_mode(mode)
+    spark = df.sparkSession
+    opts, ref = _resolve(spark, name, warehouse, options)
+    ref.writable()
+    from laketide.spark.options import refuse_time_travel
+
+    refuse_time_travel({k.lower(): v for k, v in opts.items()}, ref)
+    check_options(opts, "write", table=ref.name)
+    internal = [k for k in opts if k.lower().startswith("laketide.")]
+    if internal:
+        raise InvalidOptionError(f"laketide.spark.write of table {ref.name}: {internal} are internal options")
+    if num_tasks is not None and num_tasks < 1:
+        raise InvalidOptionError(f"laketide.spark.write of table {ref.name}: num_tasks must be >= 1, not {num_tasks}")
+    reserved = [c for c in df.columns if c.startswith(RESERVED_PREFIX)]
+    if reserved:
+        raise InvalidOptionError(
+            f"laketide.spark.write of table {ref.name}: columns {reserved} use the prefix {RESERVED_PREFIX!r}, "
+            f"which laketide keeps for its own routing columns"
+        )
+    overwrite_option = next((v for k, v in opts.items() if k.lower() == "partitionoverwritemode"), None)
+    if mode != "overwrite":
+        given = [k for k, v in (("partition", partition), ("dynamic_partition_overwrite", dynamic_partition_overwrite),
+                                ("partitionOverwriteMode", overwrite_option)) if v is not None]
+        if given:
+            raise InvalidOptionError(
+                f"laketide.spark.write of table {ref.name}: {given} only apply to mode='overwrite', not {mode!r}"
+            )
+    if partition is not None and dynamic_partition_overwrite:
+        raise InvalidOptionError(
+            f"laketide.spark.write of table {ref.name}: give partition= or dynamic_partition_overwrite=True, not both"
+        )
+    catalog = ref.catalog()
+    created = False
+    if not catalog.table_exists(ref.name):
+        if mode in ("append", "overwrite"):
+            raise NoSuchTableError(
+                f"Table {ref.name} does not exist in {ref.warehouse} (mode={mode!r} writes into an existing table; "
+                f"mode='errorifexists' or 'ignore' creates it)"
+            )
+        _create_table(catalog, ref, df, primary_key=primary_key, partition_keys=partition_keys,
+                      table_options=table_options)
+        created = True
+    else:
+        if mode == "errorifexists":
+            raise TableAlreadyExistsError(
+                f"Table {ref.name} already exists in {ref.warehouse} (mode='errorifexists'; use 'append', "
+                f"'overwrite' or 'ignore')"
+            )
+        if mode == "ignore":
+            return
+        _check_definition(catalog.table(ref.name), primary_key=primary_key, partition_keys=partition_keys,
+                          table_options=table_options)
+    table = ref.data_table()
+    save_mode = "overwrite" if mode == "overwrite" else "append"
+    if mode == "overwrite" and partition is None:
+        dynamic = dynamic_partition_overwrite
+        if dynamic is None:
+            setting = overwrite_option or spark.conf.get("spark.sql.sources.partitionOverwriteMode") or "static"
+            dynamic = str(setting).strip().lower() == "dynamic"
+        if dynamic:
+            opts = {k: v for k, v in opts.items() if k.lower() != "partitionoverwritemode"}
+            opts["partitionOverwriteMode"] = "dynamic"
     if partition:
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in partition.items())
-    if dynamic_bucket_mode(table.schema) == "cross-partition":
-        from laketide.spark.cross_partition import cross_partition_routed
+    try:
+        if dynamic_bucket_mode(table.schema) == "cross-partition":
+            from laketide.spark.cross_partition import cross_partition_routed
 
-        with cross_partition_routed(df, table, num_tasks=num_tasks) as (routed, report):
-            _save(routed, name, mode, {**opts, KEY_INDEX_BASE: key_index_option(report.key_index_base)})
-        return
-    _save(with_buckets(df, table, num_tasks=num_tasks), name, mode, opts)
+            with cross_partition_routed(df, table, num_tasks=num_tasks) as (routed, report):
+                _save(routed, name, save_mode, {**opts, KEY_INDEX_BASE: key_index_option(report.key_index_base),
+                                                ROUTED: f"{ROUTED_BUCKET},{ROUTED_ROW_KIND}"})
+            return
+        routed_df = with_buckets(df, table, num_tasks=num_tasks)
+        if BUCKET_COLUMN in routed_df.columns:
+            opts[ROUTED] = ROUTED_BUCKET
+        _save(routed_df, name, save_mode, opts)
+    except BaseException:
+        if created and table.latest_snapshot() is None:
+            catalog.drop_table(ref.name, ignore_missing=True)  # a failed write changes nothing
+        raise
+
+
+def _create_table(catalog: Any, ref: TableRef, df: DataFrame, *, primary_key: Sequence[str] | None,
+                  partition_keys: Sequence[str] | None, table_options: Mapping[str, Any] | None) -> None:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(df.schema, timezone="UTC", prefers_large_types=False)
+    # Spark marks most columns nullable; primary keys must not be.
+    pk = set(primary_key or ())
+    schema = pa.schema([f.with_nullable(False) if f.name in pk else f for f in schema])
+    catalog.create_table(ref.name, schema, primary_key=list(primary_key) if primary_key else None,
+                         partition_keys=list(partition_keys) if partition_keys else None,
+                         options=dict(table_options or {}))
+
+
+def _check_definition(table: Any, *, primary_key: Sequence[str] | None, partition_keys: Sequence[str] | None,
+                      table_options: Mapping[str, Any] | None) -> None:
+    """Definition arguments describe the table a write creates: given for an existing table, they must match."""
+    wrong = []
+    if primary_key is not None and list(primary_key) != list(table.primary_keys):
+        wrong.append(f"primary_key={list(primary_key)} (the table has {list(table.primary_keys)})")
+    if partition_keys is not None and list(partition_keys) != list(table.partition_keys):
+        wrong.append(f"partition_keys={list(partition_keys)} (the table has {list(table.partition_keys)})")
+    for k, v in (table_options or {}).items():
+        if table.schema.options.get(k) != str(v):
+            wrong.append(f"table option {k}={v!r} (the table has {table.schema.options.get(k)!r})")
+    if wrong:
+        raise InvalidOptionError(
+            f"laketide.spark.write: table {table.name} exists and differs from what the write describes: "
+            + "; ".join(wrong) + " (alter the table instead)"
+        )
 
 
 def _save(df: DataFrame, name: str, mode: str, options: Mapping[str, str]) -> None:
@@ -138,52 +296,67 @@ def read(
     snapshot_id: int | None = None,
     tag: str | None = None,
     timestamp_ms: int | None = None,
-    native: bool | None = None,
+    native: bool = False,
     options: Mapping[str, Any] | None = None,
 ) -> DataFrame:
-    """Table ``name`` (or ``db.t$snapshots`` ...) as a DataFrame; ``where`` is Spark SQL, pushed down where it can.
+    """Table ``name`` (or ``db.t$snapshots`` ...) as a DataFrame.
 
-    Append tables whose files need no laketide logic (local Parquet files of the read schema, no deletion
-    vectors) may be read by Spark's own Parquet reader: ``native=True`` whenever possible, ``None`` (default)
-    only for unpartitioned tables, ``False`` never. Spark knows nothing of laketide's partitions, so a filter
-    applied later to a native read prunes row groups but not partitions: partitioned tables keep the laketide
-    source by default.
+    Every action on it reads the table's latest snapshot (or the pinned ``snapshot_id`` / ``tag`` /
+    ``timestamp_ms``). ``where`` is Spark SQL applied by Spark; when laketide's filter syntax reads it too it
+    also prunes partitions and files (Spark's own filters are not pushed into the source: see
+    laketide.spark.reader).
+
+    ``native=True`` reads append tables whose files need no laketide logic (local Parquet files of the read
+    schema, no deletion vectors) with Spark's own Parquet reader instead: faster, but the DataFrame is a list of
+    files fixed now: it sees no later commit, and fails once compaction and snapshot expiry remove its files.
     """
-    opts = _options(warehouse, options)
-    if native is not False and "$" not in name:
-        df = _native_read(spark, name, warehouse=warehouse, options=opts, columns=columns,
-                          snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms, partitioned=bool(native))
-        if df is not None:
-            return df.where(where) if where else df
-    if columns is not None:
-        opts["columns"] = ",".join(columns)
-    for key, value in (("scan.snapshot-id", snapshot_id), ("scan.tag-name", tag),
-                       ("scan.timestamp-millis", timestamp_ms)):
-        if value is not None:
-            opts[key] = str(value)
-    df = spark.read.format("laketide").options(**opts).load(name)
-    return df.where(where) if where else df
+    with _spark_errors():
+        opts, ref = _resolve(spark, name, warehouse, options)
+        check_options(opts, "read", table=ref.full_name)
+        if native and ref.system_table is None:
+            df = _native_read(spark, ref, columns=columns, snapshot_id=snapshot_id, tag=tag,
+                              timestamp_ms=timestamp_ms)
+            if df is not None:
+                return df.where(where) if where else df
+        if columns is not None:
+            opts["columns"] = ",".join(columns)
+        for key, value in (("scan.snapshot-id", snapshot_id), ("scan.tag-name", tag),
+                           ("scan.timestamp-millis", timestamp_ms)):
+            if value is not None:
+                opts[key] = str(value)
+        if where and ref.system_table is None and _laketide_reads(ref, where):
+            opts["where"] = where
+        df = spark.read.format("laketide").options(**opts).load(name)
+        return df.where(where) if where else df
+
+
+def _laketide_reads(ref: TableRef, where: str) -> bool:
+    """Whether laketide's filter parser reads ``where`` (then it prunes; Spark still filters exactly)."""
+    from laketide.exceptions import LaketideError
+    from laketide.expr import parse_where
+
+    table = ref.data_table()
+    try:
+        parse_where(where, {f.name: f.type for f in table.arrow_schema})
+    except LaketideError:
+        return False
+    return True
 
 
 def _native_read(
     spark: SparkSession,
-    name: str,
+    ref: TableRef,
     *,
-    warehouse: str | None,
-    options: Mapping[str, str],
     columns: Sequence[str] | None,
     snapshot_id: int | None,
     tag: str | None,
     timestamp_ms: int | None,
-    partitioned: bool,
 ) -> DataFrame | None:
     """The table through ``spark.read.parquet`` of its planned files, or None if a file needs laketide's reader."""
     from laketide.spark.types import spark_schema
 
-    table = _table(name, warehouse, options)
+    table = ref.data_table()
     if table.primary_keys or table.options.file_format != "parquet" or "://" in table.path.replace("file://", ""):
-        return None
-    if table.partition_keys and not partitioned:
         return None
     # ``where`` is Spark SQL: Spark evaluates it (and prunes row groups with it); laketide's parser is not asked to
     # agree with Spark's on every expression, so files are planned unfiltered.
@@ -214,13 +387,18 @@ def read_stream(
 ) -> DataFrame:
     """A streaming DataFrame of the table's new rows; ``changes`` (default: primary-key tables) reads the audit
     log, i.e. every change with its ``rowkind``."""
-    opts = _options(warehouse, options)
-    if scan_mode is not None:
-        opts["scan.mode"] = scan_mode
-    if changes is None:
-        changes = bool(_table(name, warehouse, opts).primary_keys)
-    source = f"{name}${AUDIT_LOG}" if changes and "$" not in name else name
-    return spark.readStream.format("laketide").options(**opts).load(source)
+    with _spark_errors():
+        opts, ref = _resolve(spark, name, warehouse, options)
+        check_options(opts, "stream read", table=ref.full_name)
+        if scan_mode is not None:
+            opts["scan.mode"] = scan_mode
+        if ref.system_table is not None and changes:
+            raise InvalidOptionError(f"laketide.spark.read_stream: {ref.full_name} is a system table; changes= "
+                                     f"applies to data tables")
+        if changes is None:
+            changes = ref.system_table is None and bool(ref.data_table().primary_keys)
+        source = f"{name}${AUDIT_LOG}" if changes and ref.system_table is None else name
+        return spark.readStream.format("laketide").options(**opts).load(source)
 
 
 def write_stream(
@@ -238,46 +416,61 @@ def write_stream(
 
     ``trigger`` is passed to ``DataStreamWriter.trigger`` (e.g. ``{"availableNow": True}``).
     """
-    opts = _options(warehouse, options)
-    table = _table(name, warehouse, opts)
-    if dynamic_bucket_mode(table.schema) == "cross-partition":
-        # The key lookup joins each micro-batch with the table as it is then: a batch write per micro-batch,
-        # committed under (query, batch id) like the sink's commits.
-        writer: DataStreamWriter = df.writeStream.foreachBatch(
-            _cross_partition_batch(name, warehouse, opts, checkpoint=checkpoint, num_tasks=num_tasks)
-        ).option("checkpointLocation", checkpoint)
-    else:
-        writer = (
-            with_buckets(df, table, num_tasks=num_tasks).writeStream.format("laketide").outputMode("append")
-            .option("checkpointLocation", checkpoint)
-        )
-        for k, v in opts.items():
-            writer = writer.option(k, v)
-    if trigger:
-        writer = writer.trigger(**trigger)
-    if query_name:
-        writer = writer.queryName(query_name)
-    return writer.start(name)
+    with _spark_errors():
+        opts, ref = _resolve(df.sparkSession, name, warehouse, options)
+        ref.writable()
+        check_options(opts, "stream write", table=ref.name)
+        internal = [k for k in opts if k.lower().startswith("laketide.") and k.lower() != "laketide.test.fail-after-commit-batch"]
+        if internal:
+            raise InvalidOptionError(f"laketide.spark.write_stream of table {ref.name}: {internal} are internal options")
+        reserved = [c for c in df.columns if c.startswith(RESERVED_PREFIX)]
+        if reserved:
+            raise InvalidOptionError(
+                f"laketide.spark.write_stream of table {ref.name}: columns {reserved} use the prefix "
+                f"{RESERVED_PREFIX!r}, which laketide keeps for its own routing columns"
+            )
+        table = ref.data_table()
+        if dynamic_bucket_mode(table.schema) == "cross-partition":
+            # The key lookup joins each micro-batch with the table as it is then: a batch write per micro-batch,
+            # committed under (query, batch id) like the sink's commits.
+            writer: DataStreamWriter = df.writeStream.foreachBatch(
+                _cross_partition_batch(name, opts, checkpoint=checkpoint, num_tasks=num_tasks)
+            ).option("checkpointLocation", checkpoint)
+        else:
+            routed = with_buckets(df, table, num_tasks=num_tasks)
+            if BUCKET_COLUMN in routed.columns:
+                opts[ROUTED] = ROUTED_BUCKET
+            writer = routed.writeStream.format("laketide").outputMode("append").option("checkpointLocation", checkpoint)
+            for k, v in opts.items():
+                writer = writer.option(k, v)
+        if trigger:
+            writer = writer.trigger(**trigger)
+        if query_name:
+            writer = writer.queryName(query_name)
+        return writer.start(name)
 
 
-def _cross_partition_batch(name: str, warehouse: str | None, options: Mapping[str, str], *, checkpoint: str,
+def _cross_partition_batch(name: str, options: Mapping[str, str], *, checkpoint: str,
                            num_tasks: int | None) -> Any:
-    from laketide.spark.cross_partition import cross_partition_routed
     from laketide.exceptions import CommitError
-    from laketide.spark.options import int_option
-    from laketide.spark.writer import COMMIT_IDENTIFIER, TEST_FAIL_AFTER_COMMIT, committed_before, query_commit_user
+    from laketide.spark.cross_partition import cross_partition_routed
+    from laketide.spark.options import COMMIT_IDENTIFIER, TEST_FAIL_AFTER_COMMIT, int_option
+    from laketide.spark.writer import committed_before, query_commit_user
 
-    fail_after = int_option(options, TEST_FAIL_AFTER_COMMIT)
+    lowered = {k.lower(): v for k, v in options.items()}
+    fail_after = int_option(lowered, TEST_FAIL_AFTER_COMMIT)
+    base = {k: v for k, v in options.items() if k.lower() not in (TEST_FAIL_AFTER_COMMIT, "checkpointlocation")}
 
     def write_batch(batch: DataFrame, batch_id: int) -> None:
-        opts = dict(options)
-        opts["commit.user"] = user = query_commit_user({"checkpointlocation": checkpoint, **options})
+        opts = dict(base)
+        opts["commit.user"] = user = query_commit_user({"checkpointlocation": checkpoint, **lowered})
         opts[COMMIT_IDENTIFIER] = str(batch_id)
-        table = _table(name, warehouse, opts)  # as it is now: earlier batches have committed
+        table = _table(name, None, opts)  # as it is now: earlier batches have committed
         if committed_before(table, user, batch_id):
             return  # Spark replays a batch whose commit landed before a crash
         with cross_partition_routed(batch, table, num_tasks=num_tasks) as (routed, report):
-            _save(routed, name, "append", {**opts, KEY_INDEX_BASE: key_index_option(report.key_index_base)})
+            _save(routed, name, "append", {**opts, KEY_INDEX_BASE: key_index_option(report.key_index_base),
+                                           ROUTED: f"{ROUTED_BUCKET},{ROUTED_ROW_KIND}"})
         if batch_id == fail_after:
             raise CommitError(f"test hook: failing after the laketide commit of batch {batch_id}")
 
@@ -294,30 +487,47 @@ def register_views(
 ) -> list[str]:
     """Register every table as a temporary view named ``db.t`` (and ``db.t$snapshots`` ...); returns the names.
 
-    Spark's temporary views have one-part names, so query them quoted: ``SELECT * FROM `db.t```. A view is
-    planned once (Spark caches a Python source's plan in the relation): call again, or use :func:`sql`, to see
-    newer snapshots.
+    Spark's temporary views have one-part names, so query them quoted: ``SELECT * FROM `db.t```. A view reads the
+    table's latest snapshot at each query, like the DataFrame it was made from.
     """
     from laketide.catalog import load_catalog
 
-    opts = _options(warehouse, options)
-    wh = opts.get("warehouse")
-    if wh is None:
-        from laketide.spark.session import _registered_warehouse
+    with _spark_errors():
+        opts = _view_options(spark, warehouse, options)
+        check_options(opts, "read", table="(views)")
+        wh = opts["warehouse"]
+        cat = load_catalog(wh, metastore=opts.get("metastore", "filesystem"))
+        names = []
+        for db in databases or cat.list_databases():
+            for t in cat.list_tables(db):
+                base = f"{db}.{t}"
+                for view in (base, *(f"{base}${s}" for s in system_tables)):
+                    spark.read.format("laketide").options(**opts).load(view).createOrReplaceTempView(f"`{view}`")
+                    names.append(view)
+        return names
 
+
+def _view_options(spark: SparkSession, warehouse: str | None, options: Mapping[str, Any] | None) -> dict[str, str]:
+    from laketide.spark.session import _registered_warehouse, ensure_registered, session_defaults
+
+    ensure_registered(spark)
+    opts = _options(warehouse, options)
+    for k, v in session_defaults(spark).items():
+        opts.setdefault(k, v)
+    if "warehouse" not in opts:
         wh = _registered_warehouse()
         if wh is None:
-            raise ValueError("register_views needs warehouse= (or laketide.spark.session(warehouse=...))")
+            raise InvalidOptionError("laketide: views need warehouse= (or laketide.spark.session(warehouse=...))")
         opts["warehouse"] = wh
-    cat = load_catalog(wh, metastore=opts.get("metastore", "filesystem"))
-    names = []
-    for db in databases or cat.list_databases():
-        for t in cat.list_tables(db):
-            base = f"{db}.{t}"
-            for view in (base, *(f"{base}${s}" for s in system_tables)):
-                spark.read.format("laketide").options(**opts).load(view).createOrReplaceTempView(f"`{view}`")
-                names.append(view)
-    return names
+    opts["warehouse"] = absolute_warehouse(opts["warehouse"])
+    from laketide.spark.options import TableRef
+
+    # A misspelled warehouse fails here, naming it, instead of showing an empty catalog.
+    TableRef(warehouse=opts["warehouse"], metastore=opts.get("metastore", "filesystem"),
+             catalog_options=tuple(sorted((k[len("catalog."):], v) for k, v in opts.items()
+                                          if k.startswith("catalog."))),
+             database="-", table="-").catalog()
+    return opts
 
 
 def sql(
@@ -327,23 +537,17 @@ def sql(
     warehouse: str | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> DataFrame:
-    """Run ``query`` after (re)registering fresh views of the tables it names (`db.t`, `db.t$snapshots` ...)."""
+    """Run ``query`` after (re)registering views of the tables it names (`db.t`, `db.t$snapshots` ...)."""
     import re
 
     from laketide.catalog import load_catalog
 
-    opts = _options(warehouse, options)
-    wh = opts.get("warehouse")
-    if wh is None:
-        from laketide.spark.session import _registered_warehouse
-
-        wh = _registered_warehouse()
-        if wh is None:
-            raise ValueError("sql needs warehouse= (or laketide.spark.session(warehouse=...))")
-        opts["warehouse"] = wh
-    cat = load_catalog(wh, metastore=opts.get("metastore", "filesystem"))
-    for name in sorted(set(re.findall(r"`([A-Za-z0-9_]+\.[A-Za-z0-9_]+(?:\$[A-Za-z_]+)?)`", query))):
-        base = name.split("$", 1)[0]
-        if cat.table_exists(base):
-            spark.read.format("laketide").options(**opts).load(name).createOrReplaceTempView(f"`{name}`")
-    return spark.sql(query)
+    with _spark_errors():
+        opts = _view_options(spark, warehouse, options)
+        check_options(opts, "read", table="(sql)")
+        cat = load_catalog(opts["warehouse"], metastore=opts.get("metastore", "filesystem"))
+        for name in sorted(set(re.findall(r"`([A-Za-z0-9_]+\.[A-Za-z0-9_]+(?:\$[A-Za-z_]+)?)`", query))):
+            base = name.split("$", 1)[0]
+            if cat.table_exists(base):
+                spark.read.format("laketide").options(**opts).load(name).createOrReplaceTempView(f"`{name}`")
+        return spark.sql(query)

@@ -38,10 +38,20 @@ def compact(
 
     Returns the COMPACT snapshot id, or None when no bucket needed compaction.
     """
-    from laketide.spark.api import _options
+    from laketide.spark.api import _resolve
+    from laketide.spark.errors import typed_errors
+    from laketide.spark.options import check_options
+
+    with typed_errors():
+        opts, ref = _resolve(spark, name, warehouse, options)
+        check_options(opts, "compact", table=ref.full_name)
+        return _compact(spark, ref.writable(), full=full, partitions=partitions, where=where, commit_user=commit_user)
+
+
+def _compact(spark: SparkSession, ref: Any, *, full: bool, partitions: Sequence[Mapping[str, object]] | None,
+             where: str | Predicate | None, commit_user: str | None) -> int | None:
     from laketide.table.compact import compact_bucket, discard_compaction, plan_compaction
 
-    ref = _ref(name, warehouse, _options(warehouse, options))
     table = ref.data_table()
     tasks = plan_compaction(table, partitions=partitions, where=where)
     if not tasks:
@@ -64,16 +74,3 @@ def compact(
     except CommitConflictError:
         discard_compaction(table, messages)
         raise
-
-
-def _ref(name: str, warehouse: str | None, options: Mapping[str, str]) -> Any:
-    from laketide.spark.options import table_ref
-    from laketide.spark.session import _registered_warehouse
-
-    opts = dict(options)
-    opts["path"] = name
-    if warehouse is None and "warehouse" not in opts:
-        wh = _registered_warehouse()
-        if wh is not None:
-            opts["warehouse"] = wh
-    return table_ref(opts)

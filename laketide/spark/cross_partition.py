@@ -35,8 +35,8 @@ import pyarrow as pa
 from laketide.meta.commit_message import KeyIndexBase
 from laketide.mergetree.kv import VALUE_KIND
 from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
-from laketide.spark.writer import BUCKET_COLUMN
-from laketide.write.bucket_assigner import CARRIED_PREFIX, ROW_KIND_COLUMN, assigner_layout
+from laketide.spark.writer import BUCKET_COLUMN, ROW_KIND_COLUMN
+from laketide.write.bucket_assigner import assigner_layout
 from laketide.write.cross_partition import OLD_BUCKET, OLD_PARTITION, CrossPartitionAssigner, KeyBootstrap
 
 if TYPE_CHECKING:
@@ -46,9 +46,10 @@ __all__ = ["ORDER_COLUMN", "SparkBootstrap", "cross_partition_routed", "existing
 
 _LOG = logging.getLogger(__name__)
 
-# Arrival order of the incoming rows (the last row of a key wins); a CARRIED_PREFIX column, so it rides through
-# TableWrite.prepare and the assigner's routing.
-ORDER_COLUMN = f"{CARRIED_PREFIX}order"
+# Arrival order of the incoming rows (the last row of a key wins): carried through TableWrite.prepare and the
+# assigner's routing, with the key locations the join found.
+ORDER_COLUMN = "__laketide_order"
+_CARRIED = (ORDER_COLUMN, OLD_PARTITION, OLD_BUCKET)
 _ASSIGNER = "__laketide_assigner"
 _KEY_PREFIX = "__laketide_key_"  # the table's key columns, named apart from the incoming ones for the join
 ASSIGN_CHUNK_ROWS = 262_144  # rows an assigner routes at once (each call looks keys up in its index once)
@@ -165,7 +166,7 @@ def _assign_task(table: Any, counts: dict[tuple[bytes, int], int], partitions: t
                 assigner = CrossPartitionAssigner.with_counts(
                     schema=schema, counts=counts, num_assigners=num_assigners,
                     assign_id=int(chunk.column(_ASSIGNER)[0].as_py()))
-            rows = assigner.learn(prepare(chunk.drop_columns([_ASSIGNER])), partitions)
+            rows = assigner.learn(prepare(chunk.drop_columns([_ASSIGNER]), carry=_CARRIED), partitions)
             for group in assigner.route(rows):
                 out = group.rows
                 kinds = out.column(VALUE_KIND)

@@ -2,24 +2,96 @@
 
 Options are case-insensitive (Spark lowercases them). Catalog options are ``warehouse``, ``metastore`` and any
 ``catalog.<key>``; the table comes from ``load("db.t")`` / ``save("db.t")`` or the ``table`` option.
+
+Every option is listed below with the operations that honour it; any other option is refused with an
+InvalidOptionError naming it (an option laketide accepted and ignored would silently do the wrong thing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
-from laketide.exceptions import InvalidOptionError, UnsupportedFeatureError
+from laketide.exceptions import InvalidOptionError, NoSuchTableError, ReadOnlyTableError, UnsupportedFeatureError
 
 if TYPE_CHECKING:
     from laketide.catalog import Catalog
     from laketide.table.table import Table
 
-__all__ = ["TableRef", "table_ref", "int_option", "bool_option", "AUDIT_LOG", "ROWKIND"]
+__all__ = [
+    "AUDIT_LOG",
+    "Operation",
+    "ROWKIND",
+    "SUPPORTED_OPTIONS",
+    "TableRef",
+    "absolute_warehouse",
+    "bool_option",
+    "check_options",
+    "int_option",
+    "table_ref",
+]
 
 AUDIT_LOG = "audit_log"  # the change view of a table: its rows with a leading `rowkind` column
 ROWKIND = "rowkind"
+
+Operation = Literal["read", "stream read", "write", "stream write", "compact"]
+
+# Where the table is (every operation).
+_TARGET = ("path", "table", "warehouse", "metastore")  # and catalog.<key>
+_TIME_TRAVEL = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
+# Internal: set by laketide.spark.write / write_stream, never by users (see laketide.spark.writer).
+ROUTED = "laketide.routed"
+KEY_INDEX_BASE = "laketide.key-index-base"
+COMMIT_IDENTIFIER = "commit.identifier"
+TEST_FAIL_AFTER_COMMIT = "laketide.test.fail-after-commit-batch"
+
+SUPPORTED_OPTIONS: dict[Operation, frozenset[str]] = {
+    # columns: projection; where: a laketide filter (partition / file pruning + exact filter), part of the
+    # DataFrame like its columns; scan.*: time travel (the read is pinned to that snapshot).
+    "read": frozenset({*_TARGET, "columns", "where", *_TIME_TRAVEL}),
+    "stream read": frozenset({
+        *_TARGET, "columns", "scan.mode", "scan.snapshot-id", "scan.timestamp-millis",
+        "read.stream.maxfilespertrigger", "maxfilespertrigger", "read.stream.maxrowspertrigger",
+        "maxrowspertrigger",
+    }),
+    # partitionOverwriteMode: static | dynamic (mode("overwrite") only); overwrite-partition: k=v,k2=v2 (the
+    # static partition mode("overwrite") replaces; every row must belong to it); commit.user + commit.identifier:
+    # an exactly-once commit (a replay with the same pair is not committed twice).
+    "write": frozenset({
+        *_TARGET, "partitionoverwritemode", "overwrite-partition", "commit.user", COMMIT_IDENTIFIER, ROUTED,
+        KEY_INDEX_BASE,
+    }),
+    # queryName: Spark's own (it names the query; Spark passes it to the sink as an option).
+    "stream write": frozenset({*_TARGET, "checkpointlocation", "queryname", "commit.user", ROUTED,
+                               TEST_FAIL_AFTER_COMMIT}),
+    # laketide.spark.compact: the table only (what to compact are its keyword arguments).
+    "compact": frozenset(_TARGET),
+}
+
+
+def check_options(options: Mapping[str, str], operation: Operation, *, table: str | None = None) -> None:
+    """Refuse options ``operation`` does not honour (InvalidOptionError naming them and the table)."""
+    allowed = SUPPORTED_OPTIONS[operation]
+    unknown = sorted(k for k in options if k.lower() not in allowed and not k.lower().startswith("catalog."))
+    if not unknown:
+        return
+    name = table or options.get("path") or options.get("table") or "?"
+    elsewhere = {k: [op for op, keys in SUPPORTED_OPTIONS.items() if k.lower() in keys] for k in unknown}
+    hints = "; ".join(f"{k!r} is a {' / '.join(ops)} option" for k, ops in elsewhere.items() if ops)
+    raise InvalidOptionError(
+        f"laketide: {operation} of table {name} does not take option(s) {unknown}"
+        + (f" ({hints})" if hints else "")
+        + f"; it takes {sorted(k for k in allowed if not k.startswith('laketide.'))} and catalog.<key>"
+    )
+
+
+def absolute_warehouse(warehouse: str) -> str:
+    """A local warehouse as an absolute path (executors run elsewhere); URIs (``s3://``, ``file:/``) as given."""
+    if "://" in warehouse or warehouse.startswith("file:"):
+        return warehouse
+    return os.path.abspath(os.path.expanduser(warehouse))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,10 +109,21 @@ class TableRef:
     def name(self) -> str:
         return f"{self.database}.{self.table}"
 
+    @property
+    def full_name(self) -> str:
+        return f"{self.name}${self.system_table}" if self.system_table else self.name
+
     def catalog(self) -> Catalog:
         from laketide.catalog import load_catalog
+        from laketide.fs import file_io_for
 
-        return load_catalog(self.warehouse, metastore=self.metastore, **dict(self.catalog_options))
+        options: dict[str, Any] = dict(self.catalog_options)
+        # Opening a catalog creates its warehouse directory: a misspelled warehouse must not become an empty one.
+        if not file_io_for(self.warehouse, **options).exists(self.warehouse):
+            raise NoSuchTableError(
+                f"Table {self.full_name} does not exist: warehouse {self.warehouse} does not exist"
+            )
+        return load_catalog(self.warehouse, metastore=self.metastore, **options)
 
     def data_table(self) -> Table:
         from laketide.table.table import Table
@@ -48,6 +131,14 @@ class TableRef:
         t = self.catalog().table(self.name)
         assert isinstance(t, Table)
         return t
+
+    def writable(self) -> TableRef:
+        """This reference, refused (ReadOnlyTableError) if it names a system table."""
+        if self.system_table is not None:
+            raise ReadOnlyTableError(
+                f"Table {self.full_name} is a system table: it is read-only; write to {self.name}"
+            )
+        return self
 
 
 def table_ref(options: Mapping[str, str]) -> TableRef:
@@ -66,10 +157,20 @@ def table_ref(options: Mapping[str, str]) -> TableRef:
         raise UnsupportedFeatureError(f"laketide: table {ident}: branches are not supported; use {ident.full_name}")
     extra = tuple(sorted((k[len("catalog."):], v) for k, v in options.items() if k.lower().startswith("catalog.")))
     return TableRef(
-        warehouse=warehouse, metastore=options.get("metastore") or "filesystem", catalog_options=extra,
-        database=ident.database, table=ident.table,
+        warehouse=absolute_warehouse(warehouse), metastore=options.get("metastore") or "filesystem",
+        catalog_options=extra, database=ident.database, table=ident.table,
         system_table=ident.system_table.lower() if ident.system_table else None,
     )
+
+
+def refuse_time_travel(options: Mapping[str, str], ref: TableRef) -> None:
+    """Writes go to the latest snapshot: a time-travel reference (scan.snapshot-id ...) is read-only."""
+    given = [k for k in _TIME_TRAVEL if options.get(k) not in (None, "")]
+    if given:
+        raise ReadOnlyTableError(
+            f"Table {ref.full_name}: {given} pin a snapshot for reading; a time-travel reference is read-only "
+            f"(writes always go on top of the latest snapshot)"
+        )
 
 
 def int_option(options: Mapping[str, str], *names: str) -> int | None:
@@ -91,3 +192,7 @@ def bool_option(options: Mapping[str, str], name: str, *, default: bool = False)
     if value not in ("true", "false"):
         raise InvalidOptionError(f"laketide: option {name!r} must be true or false, got {raw!r}")
     return value == "true"
+
+
+def lowered(options: Iterable[tuple[str, str]]) -> dict[str, str]:
+    return {k.lower(): v for k, v in options}

@@ -1,13 +1,28 @@
-"""Batch reads through Spark: one Spark partition per laketide split, Arrow batches out.
+"""Batch reads through Spark: Spark partitions of (partition, bucket) groups, Arrow batches out.
 
-The driver plans (snapshot -> manifests -> pruned splits); each executor task reads one split (merging sorted
-runs of primary-key buckets) and hands Spark Arrow batches in exactly the Arrow layout Spark expects.
+Spark 4.3 plans a Python source once per loaded DataFrame: the reader it pickles after planning (and the
+partitions it planned) are kept on the relation and reused by every later query of that DataFrame, by a
+self-join's other side, and even by queries whose own filters were never shown to the reader. So a reader must
+return the right rows whatever query runs it:
+
+- no state from one query reaches another: Spark's filters are not pushed into the reader (Spark evaluates them
+  all); what the reader does prune with is part of the DataFrame itself (the ``where`` and ``columns`` options);
+- a live read (no time travel) plans on the driver, and each task checks the table's latest snapshot when it
+  starts: unchanged, it reads what the driver planned; changed, it plans that snapshot itself and reads its own
+  groups. A group ((partition, bucket)) always goes to the same task, chosen from the group alone, so a task
+  never reads rows another task reads;
+- a time-travel read (``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.timestamp-millis``) is pinned: one Spark
+  partition per split, planned once.
+
+What remains: an action that runs while another job commits may see that commit in some buckets and not in
+others (each bucket is read at one snapshot). Pin a snapshot for a consistent view under concurrent writers.
 
 Paimon: paimon-spark PaimonScan / PaimonPartitionReader
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,21 +32,24 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
 from laketide.exceptions import InvalidOptionError
-from laketide.expr import Predicate
 from laketide.scan.split import DataSplit
-from laketide.schema.table_schema import TableSchema
+from laketide.spark.errors import surfaced, surfaced_iter
 from laketide.spark.options import AUDIT_LOG, ROWKIND, TableRef, int_option
 from laketide.spark.types import conform_to_spark, spark_arrow_schema
 
-__all__ = ["BatchReader", "ReadSpec", "read_spec", "SplitPartition"]
+__all__ = ["BatchReader", "GroupLayout", "GroupPartition", "ReadSpec", "SplitPartition", "read_spec"]
+
+# Spark partitions of a live read at most (groups beyond share them); a task per group up to this.
+MAX_LIVE_PARTITIONS = 1024
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReadSpec:
-    """What a batch read returns: table, snapshot choice, columns; resolved on the driver."""
+    """What a batch read returns: table, snapshot choice, columns, filter; resolved on the driver at load."""
 
     ref: TableRef
     columns: tuple[str, ...] | None
+    where: str | None
     snapshot_id: int | None
     tag: str | None
     timestamp_ms: int | None
@@ -44,6 +62,21 @@ class ReadSpec:
     @property
     def system(self) -> bool:
         return self.ref.system_table is not None and not self.audit_log
+
+    @property
+    def pinned(self) -> bool:
+        return self.snapshot_id is not None or self.tag is not None or self.timestamp_ms is not None
+
+    @property
+    def data_columns(self) -> list[str]:
+        return [n for n in self.arrow_schema.names if not (self.audit_log and n == ROWKIND)]
+
+    def scan(self, table: Any, *, snapshot_id: int | None = None) -> Any:
+        """The table scan of this read (``snapshot_id``: plan that snapshot of a live read)."""
+        if self.pinned:
+            return table.scan(columns=self.data_columns, where=self.where, snapshot_id=self.snapshot_id,
+                              tag=self.tag, timestamp_ms=self.timestamp_ms)
+        return table.scan(columns=self.data_columns, where=self.where, snapshot_id=snapshot_id)
 
 
 def _columns(options: Mapping[str, str]) -> tuple[str, ...] | None:
@@ -58,73 +91,120 @@ def read_spec(ref: TableRef, options: Mapping[str, str]) -> ReadSpec:
     snapshot_id = int_option(options, "scan.snapshot-id")
     timestamp_ms = int_option(options, "scan.timestamp-millis")
     tag = options.get("scan.tag-name") or None
+    where = options.get("where") or None
     if sum(x is not None for x in (snapshot_id, timestamp_ms, tag)) > 1:
         raise InvalidOptionError(
-            "laketide: give at most one of scan.snapshot-id, scan.tag-name, scan.timestamp-millis"
+            f"laketide: table {ref.full_name}: give at most one of scan.snapshot-id, scan.tag-name, "
+            f"scan.timestamp-millis"
         )
     if ref.system_table is not None and ref.system_table != AUDIT_LOG:
         from laketide.table.system import system_table
 
+        if where is not None or snapshot_id is not None or timestamp_ms is not None or tag is not None:
+            raise InvalidOptionError(
+                f"laketide: system table {ref.full_name} takes no where / scan.* options (filter the DataFrame)"
+            )
         data = system_table(ref.data_table(), ref.system_table).read(columns=list(columns) if columns else None)
-        return ReadSpec(ref=ref, columns=columns, snapshot_id=None, tag=None, timestamp_ms=None,
+        return ReadSpec(ref=ref, columns=columns, where=None, snapshot_id=None, tag=None, timestamp_ms=None,
                         arrow_schema=data.schema)
     table = ref.data_table()
     data_cols = [c for c in columns if c != ROWKIND] if columns is not None else None
-    scan = table.scan(columns=data_cols, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+    scan = table.scan(columns=data_cols, where=where, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
     schema = scan.output_schema
     if ref.system_table == AUDIT_LOG:
         kind = pa.field(ROWKIND, pa.string(), nullable=False)
         schema = pa.schema([kind, *schema]) if columns is None or ROWKIND in columns else schema
-    return ReadSpec(ref=ref, columns=columns, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms,
-                    arrow_schema=schema)
+    return ReadSpec(ref=ref, columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
+                    timestamp_ms=timestamp_ms, arrow_schema=schema)
 
 
 class SplitPartition(InputPartition):
-    """One Spark partition: one laketide split (or the whole of a small system table when ``split`` is None)."""
+    """A pinned read's Spark partition: one split of the pinned snapshot."""
 
-    def __init__(self, split: DataSplit | None, read_schema: TableSchema | None = None) -> None:
-        super().__init__(split)
+    def __init__(self, split: DataSplit) -> None:
+        super().__init__(None)
         self.split = split
-        self.read_schema = read_schema  # the snapshot's schema (time travel may predate the latest one)
+
+
+class GroupPartition(InputPartition):
+    """A live read's Spark partition ``index``: the splits the driver planned for it."""
+
+    def __init__(self, index: int, splits: Sequence[DataSplit]) -> None:
+        super().__init__(index)
+        self.index = index
+        self.splits = tuple(splits)
+
+
+class SystemPartition(InputPartition):
+    """The whole of a (small) system table, read when the task runs."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+
+Group = tuple[bytes, int]  # (partition, bucket)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLayout:
+    """Which Spark partition reads a (partition, bucket) group: the same answer in every task.
+
+    The groups of the planned snapshot are dealt round-robin (balanced); a group that appeared since goes to a
+    partition chosen from its bytes alone (Python's own hash() is salted per process, crc32 is not).
+    """
+
+    planned_snapshot: int | None
+    slots: Mapping[Group, int]
+    num_slots: int
+
+    def slot(self, partition: bytes, bucket: int) -> int:
+        found = self.slots.get((partition, bucket))
+        if found is not None:
+            return found
+        return zlib.crc32(partition + bucket.to_bytes(4, "big", signed=True)) % self.num_slots
 
 
 class BatchReader(DataSourceReader):
+    """Spark calls ``reader()``, pickles the reader, and only then calls ``partitions()``: so the plan is made
+    here, in the constructor, and the tasks get its group layout with the reader."""
+
     def __init__(self, spec: ReadSpec, schema: StructType) -> None:
         self.spec = spec
         self.schema = schema
-        self.predicate: Predicate | None = None
-
-    def pushFilters(self, filters: Sequence[Any]) -> Iterator[Any]:  # noqa: N802 - Spark's name
-        from laketide.spark.filters import split_filters
-
-        if self.spec.system:
-            yield from filters
+        self._splits: list[DataSplit] = []  # the driver's plan; not pickled (the partitions carry it)
+        self.layout = GroupLayout(None, {}, 1)
+        if spec.system:
             return
-        types = {f.name: f.type for f in self.spec.ref.data_table().arrow_schema}
-        self.predicate, rest = split_filters(filters, types)
-        yield from rest
-
-    def _scan(self) -> Any:
-        s = self.spec
-        return s.ref.data_table().scan(
-            columns=self._data_columns(), where=self.predicate, snapshot_id=s.snapshot_id, tag=s.tag,
-            timestamp_ms=s.timestamp_ms,
+        scan = spec.scan(spec.ref.data_table())
+        self._splits = scan.plan()
+        groups = sorted({(s.partition, s.bucket) for s in self._splits})
+        num_slots = max(1, min(len(groups), MAX_LIVE_PARTITIONS))
+        self.layout = GroupLayout(
+            scan.snapshot.id if scan.snapshot is not None else None,
+            {g: i % num_slots for i, g in enumerate(groups)}, num_slots,
         )
 
-    def _data_columns(self) -> list[str]:
-        return [n for n in self.spec.arrow_schema.names if not (self.spec.audit_log and n == ROWKIND)]
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_splits"] = []
+        return state
 
-    def partitions(self) -> list[SplitPartition]:
+    @surfaced
+    def partitions(self) -> list[InputPartition]:
         if self.spec.system:
-            return [SplitPartition(None)]
-        scan = self._scan()
-        return [SplitPartition(split, scan.schema) for split in scan.plan()]
+            return [SystemPartition()]
+        if self.spec.pinned:
+            return [SplitPartition(s) for s in self._splits] or [GroupPartition(0, [])]
+        slots: list[list[DataSplit]] = [[] for _ in range(self.layout.num_slots)]
+        for s in self._splits:
+            slots[self.layout.slot(s.partition, s.bucket)].append(s)
+        return [GroupPartition(i, ss) for i, ss in enumerate(slots)]
 
+    @surfaced_iter
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, SplitPartition)
         spec = self.spec
         target = spark_arrow_schema(self.schema)
-        if partition.split is None:
+        if isinstance(partition, SystemPartition):
             from laketide.table.system import system_table
 
             data = system_table(spec.ref.data_table(), spec.ref.system_table or "").read(
@@ -132,19 +212,26 @@ class BatchReader(DataSourceReader):
             for batch in data.to_batches():
                 yield conform_to_spark(batch, target)
             return
-        reader = self._split_reader(partition.read_schema)
-        for batch in reader.read(partition.split):
-            if spec.audit_log and ROWKIND in spec.arrow_schema.names:
-                kinds = pa.array(["+I"] * batch.num_rows, pa.string())
-                batch = pa.RecordBatch.from_arrays([kinds, *batch.columns], names=[ROWKIND, *batch.schema.names])
-            yield conform_to_spark(batch, target)
+        if isinstance(partition, SplitPartition):
+            scan = spec.scan(spec.ref.data_table())
+            yield from self._rows(scan, [partition.split], target)
+            return
+        if not isinstance(partition, GroupPartition):
+            return  # Spark's stand-in partition for an empty plan
+        scan = spec.scan(spec.ref.data_table())  # the latest snapshot, now (or the pinned one)
+        current = scan.snapshot.id if scan.snapshot is not None else None
+        if current == self.layout.planned_snapshot or spec.pinned:
+            splits: Sequence[DataSplit] = partition.splits
+        else:
+            splits = [s for s in scan.plan() if self.layout.slot(s.partition, s.bucket) == partition.index]
+        yield from self._rows(scan, splits, target)
 
-    def _split_reader(self, read_schema: TableSchema | None) -> Any:
-        from laketide.scan.split_read import SplitRead
-
-        table = self.spec.ref.data_table()
-        return SplitRead(
-            file_io=table.file_io, schema_manager=table.schema_manager,
-            read_schema=read_schema or table.schema, columns=self._data_columns(),
-            predicate=self.predicate, batch_size=table.options.read_batch_size * 64,
-        )
+    def _rows(self, scan: Any, splits: Sequence[DataSplit], target: pa.Schema) -> Iterator[pa.RecordBatch]:
+        audit = self.spec.audit_log and ROWKIND in self.spec.arrow_schema.names
+        for split in splits:
+            for batch in scan.reader.read(split):
+                if audit:
+                    kinds = pa.repeat(pa.scalar("+I"), batch.num_rows)
+                    batch = pa.RecordBatch.from_arrays([kinds, *batch.columns],
+                                                       names=[ROWKIND, *batch.schema.names])
+                yield conform_to_spark(batch, target)

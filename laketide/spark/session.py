@@ -69,24 +69,57 @@ def session(
 
 
 def register(spark: SparkSession, *, warehouse: str | None = None, **catalog_options: str) -> None:
-    """Register the "laketide" data source with ``spark`` (default catalog options baked in)."""
+    """Register the "laketide" data source with ``spark`` (default catalog options baked in).
+
+    A relative ``warehouse`` is made absolute here: executors run in other directories. Every session has the
+    source without defaults too (laketide ships it as the ``pyspark_laketide`` data source package), so a
+    session laketide never saw finds ``format("laketide")`` and asks for the ``warehouse`` option.
+    """
+    from laketide.spark.options import absolute_warehouse
     from laketide.spark.source import LaketideDataSource
 
-    defaults = dict(catalog_options)
+    defaults = {k.lower(): str(v) for k, v in catalog_options.items()}
     if warehouse is not None:
-        defaults["warehouse"] = warehouse
+        defaults["warehouse"] = absolute_warehouse(warehouse)
     source: type = LaketideDataSource
     if defaults:
         # A subclass carries the defaults to executors: cloudpickle ships dynamic classes by value.
         source = type("LaketideDataSource", (LaketideDataSource,), {"default_options": defaults})
     spark.dataSource.register(source)
+    _DEFAULTS[_session_key(spark)] = defaults
     global _WAREHOUSE
-    _WAREHOUSE = warehouse
+    if "warehouse" in defaults:
+        _WAREHOUSE = defaults["warehouse"]
 
 
+# The catalog defaults each session was registered with (the helpers pass them explicitly: Spark looks a
+# Python source up in the *active* session, which may be another one).
+_DEFAULTS: dict[int, dict[str, str]] = {}
 _WAREHOUSE: str | None = None
 
 
+def _session_key(spark: SparkSession) -> int:
+    return int(spark._jsparkSession.hashCode())  # type: ignore[attr-defined]
+
+
+def session_defaults(spark: SparkSession) -> dict[str, str]:
+    """The catalog options ``spark`` was registered with (the last registered warehouse if none)."""
+    found = _DEFAULTS.get(_session_key(spark))
+    if found is not None:
+        return dict(found)
+    return {"warehouse": _WAREHOUSE} if _WAREHOUSE is not None else {}
+
+
+def ensure_registered(spark: SparkSession) -> None:
+    """Make ``spark`` the active session with the source registered (Spark looks Python sources up in the
+    active session: a second session, or another thread's, would not find it)."""
+    jvm: Any = spark._jvm  # type: ignore[attr-defined]
+    jsession = spark._jsparkSession  # type: ignore[attr-defined]
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(jsession)
+    if _session_key(spark) not in _DEFAULTS:
+        register(spark, **session_defaults(spark))
+
+
 def _registered_warehouse() -> str | None:
-    """The warehouse the source was last registered with in this process (driver-side helpers use it)."""
+    """The warehouse the source was last registered with in this process."""
     return _WAREHOUSE

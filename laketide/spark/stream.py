@@ -36,6 +36,7 @@ from laketide.meta.manifest import DataFileMeta, FileKind
 from laketide.meta.paths import partition_path
 from laketide.meta.snapshot import CommitKind, Snapshot
 from laketide.scan.split import DataSplit
+from laketide.spark.errors import surfaced, surfaced_iter
 from laketide.spark.options import AUDIT_LOG, ROWKIND, TableRef, int_option
 from laketide.spark.types import conform_to_spark, spark_arrow_schema
 
@@ -83,6 +84,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.table_schema = table.schema
 
     # -- offsets -----------------------------------------------------------------------------------------------
+    @surfaced
     def initialOffset(self) -> dict:  # noqa: N802 - Spark's name
         table = self.ref.data_table()
         sm = table.snapshot_manager
@@ -109,6 +111,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         earliest = sm.earliest_snapshot_id()
         return {"snapshot": (earliest or 1) - 1, "full": False}
 
+    @surfaced
     def prepareForTriggerAvailableNow(self) -> None:  # noqa: N802
         self.target = self.ref.data_table().snapshot_manager.latest_snapshot_id() or 0
 
@@ -119,6 +122,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return ReadMaxRows(self.max_rows)
         return ReadAllAvailable()
 
+    @surfaced
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:  # noqa: N802
         sm = self.ref.data_table().snapshot_manager
         latest = sm.latest_snapshot_id() or 0
@@ -161,6 +165,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return cost
 
     # -- planning ----------------------------------------------------------------------------------------------
+    @surfaced
     def partitions(self, start: dict, end: dict) -> list[ChangePartition]:
         table = self.ref.data_table()
         first = int(start["snapshot"])
@@ -196,8 +201,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return out
 
     # -- reading (executors) -----------------------------------------------------------------------------------
+    @surfaced_iter
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, ChangePartition)
+        if not isinstance(partition, ChangePartition):
+            return  # Spark's stand-in partition for an empty micro-batch
         from laketide.mergetree.kv import VALUE_KIND
         from laketide.scan.split_read import SplitRead
 

@@ -15,6 +15,7 @@ Paimon: paimon-spark SparkWrite / WriteIntoPaimonTable, PaimonSink; table.sink.B
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,11 +25,18 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
-from laketide.exceptions import CommitError, InvalidOptionError, UnsupportedFeatureError
-from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
+from laketide.exceptions import CommitError, InvalidOptionError, SchemaError, UnsupportedFeatureError
+from laketide.expr import Leaf, Op, Predicate, and_, bind, filter_table, or_
 from laketide.meta.commit_message import CommitMessage, KeyIndexBase
-from laketide.spark.options import TableRef, bool_option, int_option
-from laketide.write.bucket_assigner import ASSIGNED_BUCKET_COLUMN
+from laketide.spark.errors import surfaced
+from laketide.spark.options import (
+    COMMIT_IDENTIFIER,
+    KEY_INDEX_BASE,
+    ROUTED,
+    TEST_FAIL_AFTER_COMMIT,
+    TableRef,
+    int_option,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -37,6 +45,8 @@ __all__ = [
     "BUCKET_COLUMN",
     "BatchWriter",
     "KEY_INDEX_BASE",
+    "ROUTED",
+    "ROW_KIND_COLUMN",
     "key_index_option",
     "LaketideCommit",
     "StreamWriter",
@@ -44,16 +54,16 @@ __all__ = [
     "with_dynamic_buckets",
 ]
 
-# Added by laketide.spark.write before the shuffle (TableWrite takes the bucket from it, or drops it).
-BUCKET_COLUMN = ASSIGNED_BUCKET_COLUMN
+_LOG = logging.getLogger(__name__)
+
+# Columns laketide.spark.write adds for the writer tasks (a row's bucket, a row's kind), named by the ROUTED
+# write option: the tasks hand them to TableWrite as parameters. A user's DataFrame never carries them.
+BUCKET_COLUMN = "__laketide_bucket"
+ROW_KIND_COLUMN = "__laketide_row_kind"
+ROUTED_BUCKET = "bucket"
+ROUTED_ROW_KIND = "row-kind"
+RESERVED_PREFIX = "__laketide_"
 WRITE_CHUNK_ROWS = 262_144  # rows a writer task hands TableWrite.write at once
-# Cross-partition writes: the snapshot their key lookup read, for the single-writer check at commit.
-KEY_INDEX_BASE = "laketide.key-index-base"
-# Batch writes of a streaming micro-batch (foreachBatch) commit under (commit.user, this option).
-COMMIT_IDENTIFIER = "commit.identifier"
-# Test hook: fail the streaming query right after the laketide commit of this batch id (before Spark's own
-# commit log records it), to exercise recovery.
-TEST_FAIL_AFTER_COMMIT = "laketide.test.fail-after-commit-batch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,41 +93,126 @@ def _check_routed(table: Any, commits: Sequence[WriterCommitMessage | None]) -> 
         )
 
 
-def _write_task(ref: TableRef, batches: Iterator[pa.RecordBatch],
-                sequences: Mapping[tuple[bytes, int], int] | None,
-                key_index_base: KeyIndexBase | None = None) -> LaketideCommit:
-    from laketide.write.table_write import TableWrite
+def routed_columns(options: Mapping[str, str]) -> frozenset[str]:
+    raw = options.get(ROUTED) or ""
+    out = frozenset(p.strip() for p in raw.split(",") if p.strip())
+    unknown = out - {ROUTED_BUCKET, ROUTED_ROW_KIND}
+    if unknown:
+        raise InvalidOptionError(f"laketide: internal option {ROUTED!r} has unknown parts {sorted(unknown)}")
+    return out
 
-    table = ref.data_table()
-    if sequences is None:
-        w = table.new_write()  # restores sequence numbers from the latest snapshot, lazily
-    else:
-        w = TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name, schema=table.schema,
-                       restore_sequence=lambda part, bucket: sequences.get((part, bucket)))
-    w.key_index_base = key_index_base
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _TaskPlan:
+    """What every writer task of one job needs besides the rows (picklable)."""
+
+    ref: TableRef
+    routed: frozenset[str] = frozenset()
+    key_index_base: KeyIndexBase | None = None
+    # mode("overwrite") of a static partition: every row must belong to it.
+    static_partition: dict[str, object] | None = None
+    full_compaction: bool = False
+
+    @property
+    def one_task_per_bucket(self) -> bool:
+        """laketide.spark.write routed each bucket to one task: the tasks may compact their buckets."""
+        return ROUTED_BUCKET in self.routed
+
+
+def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideCommit:
+    table = plan.ref.data_table()
+    # The table's own writer: restores each bucket's sequence numbers and compacts it as the table's options
+    # say (num-sorted-run.*, lookup compaction for first-row / deletion vectors, none with write-only).
+    w = table.new_write(compact=plan.one_task_per_bucket)
+    w.key_index_base = plan.key_index_base
+    inside = _partition_predicate(table, plan.static_partition) if plan.static_partition else None
     # Spark hands over Arrow batches of maxRecordsPerBatch (10k) rows; each TableWrite.write call has a fixed cost
     # (conform, row kinds, bucketing), so feed it fewer, bigger chunks.
     pending: list[pa.RecordBatch] = []
     pending_rows = 0
-    routed = False
+
+    def flush() -> None:
+        chunk = pa.Table.from_batches(pending)
+        if inside is not None:
+            _check_inside(table, chunk, inside, plan.static_partition or {})
+        buckets = row_kinds = None
+        if ROUTED_BUCKET in plan.routed:
+            if w.dynamic_mode is not None:
+                buckets = chunk.column(BUCKET_COLUMN).to_numpy()
+            chunk = chunk.drop_columns([BUCKET_COLUMN])
+        if ROUTED_ROW_KIND in plan.routed:
+            row_kinds = chunk.column(ROW_KIND_COLUMN).to_numpy()
+            chunk = chunk.drop_columns([ROW_KIND_COLUMN])
+        w.write(chunk, buckets=buckets, row_kinds=row_kinds)
+
+    messages: list[CommitMessage] = []
     try:
         for batch in batches:
-            routed = routed or BUCKET_COLUMN in batch.schema.names
             if batch.num_rows:
                 pending.append(batch)
                 pending_rows += batch.num_rows
                 if pending_rows >= WRITE_CHUNK_ROWS:
-                    w.write(pa.Table.from_batches(pending))
+                    flush()
                     pending, pending_rows = [], 0
         if pending:
-            w.write(pa.Table.from_batches(pending))
-        messages = w.prepare_commit()
+            flush()
+        messages = w.prepare_commit(full_compaction=plan.full_compaction and plan.one_task_per_bucket)
     except BaseException:
         w.abort()
+        table.abort(messages)
         raise
     finally:
         w.close()
+    routed = ROUTED_BUCKET in plan.routed
     return LaketideCommit(tuple(messages), unrouted_dynamic=w.dynamic_mode is not None and not routed)
+
+
+def compact_after_commit(table: Any, plan: _TaskPlan, messages: Sequence[CommitMessage]) -> None:
+    """An unshuffled DataFrame's tasks may share buckets, so they wrote level-0 files only: compact the buckets
+    they touched now, as the table's writers would have (first-row and deletion-vector tables show new rows
+    only then). Best effort: the write has landed; a concurrent compaction leaves the work to the next one."""
+    if plan.one_task_per_bucket or not table.primary_keys or table.options.write_only or not messages:
+        return
+    from laketide.exceptions import LaketideError
+    from laketide.scan.file_scan import PartitionCodec
+
+    keys = list(table.partition_keys)
+    parts = None
+    if keys:
+        codec = PartitionCodec(keys, [f.type for f in table.schema.partition_fields])
+        parts = [dict(zip(keys, codec.values(p))) for p in {m.partition for m in messages}]
+    try:
+        table.compact(partitions=parts, full=plan.full_compaction)
+    except LaketideError as e:
+        _LOG.warning("Compaction of table %s after a Spark write failed (the write has landed): %s", table.name, e)
+
+
+def _partition_predicate(table: Any, partition: Mapping[str, object]) -> Predicate:
+    keys = list(table.partition_keys)
+    if not keys:
+        raise InvalidOptionError(f"laketide: table {table.name} has no partitions: overwrite-partition does not apply")
+    unknown = [k for k in partition if k not in keys]
+    if unknown:
+        raise InvalidOptionError(
+            f"laketide: overwrite-partition of table {table.name} names {unknown}, which are not partition keys "
+            f"{keys}"
+        )
+    leaves = [Leaf(Op.IS_NULL, k, ()) if v is None else Leaf(Op.EQ, k, (v,)) for k, v in partition.items()]
+    types = {f.name: f.type for f in table.arrow_schema}
+    return bind(and_(*leaves), types)
+
+
+def _check_inside(table: Any, rows: pa.Table, inside: Predicate, partition: Mapping[str, object]) -> None:
+    """Spark's INSERT OVERWRITE ... PARTITION refuses rows of other partitions: so does a static overwrite."""
+    keys = [k for k in partition if k in rows.column_names]
+    if len(keys) != len(partition):
+        return  # conform reports the missing partition columns
+    matched = filter_table(rows.select(keys), inside).num_rows
+    if matched != rows.num_rows:
+        raise SchemaError(
+            f"Overwrite of partition {dict(partition)} of table {table.name}: {rows.num_rows - matched} rows "
+            f"belong to other partitions; nothing was written"
+        )
 
 
 ASSIGNER_COLUMN = "__laketide_assigner"
@@ -204,38 +299,57 @@ def _parse_key_index(raw: str | None) -> KeyIndexBase | None:
     return KeyIndexBase(writer_id, int(snapshot) if snapshot else None)
 
 
-def max_sequences(ref: TableRef) -> dict[tuple[bytes, int], int]:
-    """Each live bucket's highest sequence number: planned once on the driver, shipped to the tasks."""
-    table = ref.data_table()
-    latest = table.latest_snapshot()
-    out: dict[tuple[bytes, int], int] = {}
-    if latest is None:
-        return out
-    scan = table.file_scan()
-    for e in scan.plan(latest):
-        key = (e.partition, e.bucket)
-        out[key] = max(out.get(key, -1), e.file.max_sequence_number)
-    return out
-
-
 class BatchWriter(DataSourceArrowWriter):
+    """``df.write.format("laketide")``: ``overwrite`` is what Spark tells a Python source of the save mode
+    (append or overwrite; Spark itself refuses errorifexists / ignore for Python sources)."""
+
     def __init__(self, ref: TableRef, options: Mapping[str, str], *, overwrite: bool) -> None:
         self.ref = ref
         self.overwrite = overwrite
-        mode = (options.get("partitionoverwritemode") or options.get("partition-overwrite-mode") or "static").lower()
+        raw_mode = options.get("partitionoverwritemode")
+        mode = (raw_mode or "static").strip().lower()
         if mode not in ("static", "dynamic"):
-            raise InvalidOptionError(f"laketide: partitionOverwriteMode must be static or dynamic, got {mode!r}")
-        self.dynamic = overwrite and (mode == "dynamic" or bool_option(options, "dynamic-partition-overwrite"))
-        self.static_partition = _static_partition(options.get("overwrite-partition"))
-        self.sequences = max_sequences(ref)
+            raise InvalidOptionError(
+                f"laketide: option partitionOverwriteMode of table {ref.name} must be static or dynamic, "
+                f"got {raw_mode!r}"
+            )
+        static_partition = _static_partition(options.get("overwrite-partition"))
+        if not overwrite and (raw_mode is not None or static_partition is not None):
+            given = [k for k, v in (("partitionOverwriteMode", raw_mode), ("overwrite-partition", static_partition))
+                     if v is not None]
+            raise InvalidOptionError(
+                f"laketide: option(s) {given} of the write to table {ref.name} only apply to mode('overwrite')"
+            )
+        if mode == "dynamic" and static_partition is not None:
+            raise InvalidOptionError(
+                f"laketide: write to table {ref.name}: give partitionOverwriteMode=dynamic or overwrite-partition, "
+                f"not both"
+            )
+        self.dynamic = overwrite and mode == "dynamic"
+        self.static_partition = static_partition
+        table = ref.data_table()  # the table must exist: writes never create one
+        if static_partition is not None:
+            _partition_predicate(table, static_partition)  # refuse unknown keys before any task runs
         # (commit user, identifier): a micro-batch written as a batch job commits exactly once.
-        identifier = options.get(COMMIT_IDENTIFIER)
-        self.commit_key = None if identifier is None else (query_commit_user(options), int(identifier))
-        self.key_index_base = _parse_key_index(options.get(KEY_INDEX_BASE))
+        identifier = int_option(options, COMMIT_IDENTIFIER)
+        if identifier is None and options.get("commit.user"):
+            raise InvalidOptionError(
+                f"laketide: option commit.user of the write to table {ref.name} needs commit.identifier (the pair "
+                f"makes the commit exactly-once)"
+            )
+        self.commit_key = None if identifier is None else (query_commit_user(options), identifier)
+        self.plan = _TaskPlan(
+            ref=ref, routed=routed_columns(options), key_index_base=_parse_key_index(options.get(KEY_INDEX_BASE)),
+            static_partition=static_partition if overwrite else None,
+            # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as Table.write).
+            full_compaction=table.options.full_compaction_delta_commits is not None,
+        )
 
+    @surfaced
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LaketideCommit:
-        return _write_task(self.ref, iterator, self.sequences, self.key_index_base)
+        return _write_task(self.plan, iterator)
 
+    @surfaced
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         table = self.ref.data_table()
         _check_routed(table, messages)
@@ -245,17 +359,20 @@ class BatchWriter(DataSourceArrowWriter):
                 table.commit(msgs)
             elif committed_before(table, *self.commit_key):
                 table.abort(msgs)  # a replay of a micro-batch that already landed
+                return
             else:
                 table.commit(msgs, commit_user=self.commit_key[0], commit_identifier=self.commit_key[1])
-            return
-        if self.dynamic and table.partition_keys:
+        elif self.dynamic and table.partition_keys:
             pred = _written_partitions(table, msgs)
             if pred is None:
+                table.abort(msgs)
                 return  # dynamic overwrite with no rows replaces nothing
             table.commit(msgs, overwrite=True, overwrite_where=pred)
-            return
-        table.commit(msgs, overwrite=True, partition=self.static_partition)
+        else:
+            table.commit(msgs, overwrite=True, partition=self.static_partition)
+        compact_after_commit(table, self.plan, msgs)
 
+    @surfaced
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         self.ref.data_table().abort(_messages(messages))
 
@@ -267,7 +384,7 @@ def _static_partition(raw: str | None) -> dict[str, object] | None:
     out: dict[str, object] = {}
     for part in raw.split(","):
         key, sep, value = part.partition("=")
-        if not sep:
+        if not sep or not key.strip():
             raise InvalidOptionError(f"laketide: overwrite-partition must look like 'k=v,k2=v2', got {raw!r}")
         out[key.strip()] = value.strip()
     return out
@@ -294,7 +411,7 @@ def _written_partitions(table: Any, messages: Sequence[CommitMessage]) -> Predic
 # -- streaming -----------------------------------------------------------------------------------------------------
 def query_commit_user(options: Mapping[str, str]) -> str:
     """The commit user of a streaming query: stable across restarts from the same checkpoint."""
-    explicit = options.get("commit.user") or options.get("commit-user")
+    explicit = options.get("commit.user")
     if explicit:
         return explicit
     checkpoint = options.get("checkpointlocation")
@@ -322,11 +439,15 @@ class StreamWriter(DataSourceStreamArrowWriter):
         self.ref = ref
         self.commit_user = query_commit_user(options)
         self.fail_after = int_option(options, TEST_FAIL_AFTER_COMMIT)
+        ref.data_table()  # the table must exist: writes never create one
+        self.plan = _TaskPlan(ref=ref, routed=routed_columns(options))
 
+    @surfaced
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LaketideCommit:
         # Restored per task from the latest snapshot: earlier micro-batches have committed by now.
-        return _write_task(self.ref, iterator, None)
+        return _write_task(self.plan, iterator)
 
+    @surfaced
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         table = self.ref.data_table()
         _check_routed(table, messages)
@@ -335,9 +456,11 @@ class StreamWriter(DataSourceStreamArrowWriter):
             table.abort(msgs)  # a replay of a batch that already landed: its new files are orphans
         else:
             table.commit(msgs, commit_user=self.commit_user, commit_identifier=batchId)
+            compact_after_commit(table, self.plan, msgs)
         if self.fail_after is not None and batchId == self.fail_after:
             raise CommitError(f"test hook: failing after the laketide commit of batch {batchId}")
 
+    @surfaced
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         table = self.ref.data_table()
         if not committed_before(table, self.commit_user, batchId):

@@ -170,14 +170,15 @@ class Table:
         return self.read(**kwargs).to_pandas()
 
     # -- write -------------------------------------------------------------------------------------------------
-    def new_write(self) -> TableWrite:
+    def new_write(self, *, compact: bool = True) -> TableWrite:
         """A writer for two-phase commits: ``w.write(...)``, then ``t.commit(w.prepare_commit())``.
 
-        Primary-key writers compact their buckets unless ``write-only`` is set.
+        Primary-key writers compact their buckets unless ``write-only`` is set or ``compact=False`` (several
+        writers share a bucket, e.g. Spark tasks of an unshuffled DataFrame: ``Table.compact`` after the commit).
         """
         from laketide.table.compact import BucketFiles, compacting_writer_factory
 
-        compacts = bool(self._schema.primary_keys) and not self.options.write_only
+        compacts = compact and bool(self._schema.primary_keys) and not self.options.write_only
         restore = BucketFiles(self) if compacts else None
         return TableWrite(
             file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,

@@ -48,8 +48,6 @@ from laketide.write.bucketing import Group, split_by_partition_and_bucket
 
 __all__ = [
     "ASSIGNED_BUCKET_COLUMN",
-    "CARRIED_PREFIX",
-    "ROW_KIND_COLUMN",
     "AssignerLayout",
     "DynamicBucketIndex",
     "HashBucketAssigner",
@@ -60,12 +58,8 @@ __all__ = [
     "split_by_bucket",
 ]
 
-# Columns a Spark stage adds for the writers (they never reach data files): all share this prefix.
-CARRIED_PREFIX = "__laketide_"
-# Precomputed buckets (Spark assigns them in a stage of its own).
+# The column routing carries the buckets TableWrite.write(buckets=...) was given (internal: never user data).
 ASSIGNED_BUCKET_COLUMN = "__laketide_bucket"
-# Precomputed row kinds (cross-partition upsert turns some rows into deletes of the key's old partition).
-ROW_KIND_COLUMN = "__laketide_row_kind"
 
 
 def dynamic_bucket_mode(schema: TableSchema) -> str | None:

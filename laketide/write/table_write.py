@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -36,8 +36,6 @@ from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import (
     ASSIGNED_BUCKET_COLUMN,
-    CARRIED_PREFIX,
-    ROW_KIND_COLUMN,
     DynamicBucketIndex,
     HashBucketAssigner,
     assigner_layout,
@@ -169,20 +167,28 @@ class TableWrite:
         check_writable(self.schema, table_name=self.table_name)
 
     # -- writing -----------------------------------------------------------------------------------------------
-    def write(self, data: Any, *, row_kind: RowKind | None = None) -> None:
+    def write(
+        self,
+        data: Any,
+        *,
+        row_kind: RowKind | None = None,
+        buckets: Any = None,
+        row_kinds: Any = None,
+    ) -> None:
         """Write Arrow / pandas / polars data; a schema mismatch raises before any file is written.
 
         On primary-key tables rows are upserts (+I) unless ``row_kind`` is given or the ``rowkind.field`` column
-        says otherwise.
+        says otherwise. An earlier stage (Spark's assigner) may hand over what it decided as arrays aligned with
+        the rows: ``buckets`` (dynamic-bucket tables: each row's bucket) and ``row_kinds`` (each row's RowKind
+        value, already checked and filtered). They never come from columns of ``data``.
         """
-        table = self.prepare(data, row_kind=row_kind)
+        if buckets is not None and self.dynamic_mode is None:
+            raise ValueError(f"Table {self.table_name} has fixed buckets: it computes each row's bucket itself")
+        table = self.prepare(data, row_kind=row_kind, buckets=buckets, row_kinds=row_kinds)
         if table.num_rows == 0:
             return
         if self._base_snapshot is None:
             self._base_snapshot = (self._latest_snapshot_id(),)
-        # Of the columns an earlier stage added only the buckets it chose matter here (dynamic buckets).
-        table = table.drop_columns([n for n in table.column_names if n.startswith(CARRIED_PREFIX)
-                                    and (n != ASSIGNED_BUCKET_COLUMN or self.dynamic_mode is None)])
         if self.dynamic_mode is not None:
             for group in self._route_dynamic(table):
                 self._writer(group.partition, group.bucket).write(group.rows)
@@ -199,24 +205,39 @@ class TableWrite:
         if self.has_primary_key:
             self._bound_write_buffers()
 
-    def prepare(self, data: Any, *, row_kind: RowKind | None = None) -> pa.Table:
+    def prepare(
+        self,
+        data: Any,
+        *,
+        row_kind: RowKind | None = None,
+        buckets: Any = None,
+        row_kinds: Any = None,
+        carry: Sequence[str] = (),
+    ) -> pa.Table:
         """``data`` conformed to the table (with ``_VALUE_KIND`` on primary-key tables), as ``write`` takes it.
 
-        Columns named ``__laketide_*`` (buckets, row kinds, locations a Spark stage computed) are set aside
-        before conforming and ride along through row-kind filtering. A ``ROW_KIND_COLUMN`` holds row kinds an
-        earlier stage already prepared: they are taken as they are.
+        The ``carry`` columns of ``data`` (an earlier stage's bookkeeping, e.g. arrival order) are set aside before
+        conforming and ride along through row-kind filtering; every other column must be the table's. ``buckets``
+        and ``row_kinds`` are arrays aligned with the rows (see ``write``).
         """
+        if row_kind is not None and row_kinds is not None:
+            raise ValueError("give row_kind= (one kind for every row) or row_kinds= (one per row), not both")
         partial = row_kind in (RowKind.DELETE, RowKind.UPDATE_BEFORE)
         incoming = to_arrow(data)
-        carried = [n for n in incoming.column_names if n.startswith(CARRIED_PREFIX)]
-        table = conform(incoming.drop_columns(carried) if carried else incoming, self.arrow_schema,
+        n = incoming.num_rows
+        for name, values in (("buckets", buckets), ("row_kinds", row_kinds)):
+            if values is not None and len(values) != n:
+                raise ValueError(f"{name} has {len(values)} values for {n} rows (table {self.table_name})")
+        table = conform(incoming.drop_columns(list(carry)) if carry else incoming, self.arrow_schema,
                         table_name=self.table_name, fill_missing=partial,
                         required=self.schema.primary_keys if partial else None)
-        for name in carried:
+        for name in carry:
             table = table.append_column(name, incoming.column(name))
+        if buckets is not None:
+            table = table.append_column(ASSIGNED_BUCKET_COLUMN, pa.array(buckets, pa.int32()))
         if self.has_primary_key:
-            return self._with_row_kinds(table, row_kind)
-        if row_kind not in (None, RowKind.INSERT):
+            return self._with_row_kinds(table, row_kind, row_kinds)
+        if row_kind not in (None, RowKind.INSERT) or row_kinds is not None:
             raise SchemaError(f"Table {self.table_name} has no primary key: it only takes inserts")
         return table
 
@@ -233,7 +254,7 @@ class TableWrite:
 
     def _route_dynamic(self, table: pa.Table) -> Iterator[Group]:
         assigned = None
-        if ASSIGNED_BUCKET_COLUMN in table.column_names:  # a Spark assigner stage chose the buckets
+        if ASSIGNED_BUCKET_COLUMN in table.column_names:  # write(buckets=...): an assigner stage chose them
             assigned = np.asarray(table.column(ASSIGNED_BUCKET_COLUMN).to_numpy(), dtype=np.int32)
             table = table.drop_columns([ASSIGNED_BUCKET_COLUMN])
         if self.dynamic_mode == "cross-partition":
@@ -272,10 +293,9 @@ class TableWrite:
         """Delete rows by primary key (other columns may be left out)."""
         self.write(data, row_kind=RowKind.DELETE)
 
-    def _with_row_kinds(self, table: pa.Table, row_kind: RowKind | None) -> pa.Table:
-        if ROW_KIND_COLUMN in table.column_names:  # prepared (filtered, checked) by an earlier stage
-            kinds_column = table.column(ROW_KIND_COLUMN).cast(pa.int8())
-            table = table.drop_columns([ROW_KIND_COLUMN])
+    def _with_row_kinds(self, table: pa.Table, row_kind: RowKind | None, row_kinds: Any = None) -> pa.Table:
+        if row_kinds is not None:  # prepared (filtered, checked) by an earlier stage
+            kinds_column = pa.array(row_kinds).cast(pa.int8())
             return table.append_column(pa.field(VALUE_KIND, pa.int8(), nullable=False), kinds_column)
         field = self.options.rowkind_field
         if row_kind is not None:

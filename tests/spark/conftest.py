@@ -24,9 +24,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
+    import os
     import warnings
 
     import laketide.spark
+
+    # Spark's Python workers find installed data source packages (pyspark_laketide) on their path; an editable
+    # install of this checkout does not put it there, so the workers get the checkout, as an install would.
+    root = str(Path(__file__).resolve().parents[2])
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=FutureWarning)

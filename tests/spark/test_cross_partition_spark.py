@@ -176,7 +176,7 @@ def test_stream_replay_after_crash_commits_once(spark, cat, wh: str, tmp_path) -
 
 def test_another_job_writing_meanwhile_fails_the_commit(spark, cat, wh: str) -> None:
     from laketide.spark.api import _save
-    from laketide.spark.writer import KEY_INDEX_BASE, key_index_option
+    from laketide.spark.writer import KEY_INDEX_BASE, ROUTED, key_index_option
 
     t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"])
     lts.write(_df(spark, [(1, "a", 1, None)]), "db.x", warehouse=wh)
@@ -184,6 +184,7 @@ def test_another_job_writing_meanwhile_fails_the_commit(spark, cat, wh: str) -> 
         t.write(pa.Table.from_pylist([{"id": 1, "dt": "c", "v": 3, "op": None}], schema=SCHEMA))  # another job
         before = cat.table("db.x").latest_snapshot()
         with pytest.raises(Exception, match="written by another job"):
-            _save(routed, "db.x", "append", {"warehouse": wh, KEY_INDEX_BASE: key_index_option(report.key_index_base)})
+            _save(routed, "db.x", "append", {"warehouse": wh, KEY_INDEX_BASE: key_index_option(report.key_index_base),
+                                             ROUTED: "bucket,row-kind"})
     assert cat.table("db.x").latest_snapshot() == before
     assert _state(cat.table("db.x")) == {1: ("c", 3)}

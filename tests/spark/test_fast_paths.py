@@ -38,9 +38,9 @@ def test_native_read_of_an_append_table_equals_the_laketide_source(spark, cat, w
     t.write(all_types_rows(200).drop_columns(["dt"]))
     t.write(all_types_rows(100, offset=200).drop_columns(["dt"]))
 
-    native = ls.read(spark, "db.n", warehouse=wh)
+    native = ls.read(spark, "db.n", warehouse=wh, native=True)  # opt-in: a fixed list of files
     assert "laketide" not in native._jdf.queryExecution().analyzed().toString().lower()  # Spark's parquet scan
-    python = ls.read(spark, "db.n", warehouse=wh, native=False)
+    python = ls.read(spark, "db.n", warehouse=wh)
     # Spark's file sources declare every column nullable; names and types are the same.
     assert [(f.name, f.dataType) for f in native.schema] == [(f.name, f.dataType) for f in python.schema]
     assert normalise(spark_rows(native)) == normalise(spark_rows(python)) == normalise(sorted_rows(t.read()))
@@ -57,6 +57,6 @@ def test_native_read_falls_back_after_schema_evolution(spark, cat, wh: str) -> N
     t = cat.create_table("db.e", pa.schema([("id", pa.int64()), ("v", pa.string())]))
     t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}))
     t.alter(laketide.AddColumn(name="x", type=DoubleType()))
-    df = ls.read(spark, "db.e", warehouse=wh)
+    df = ls.read(spark, "db.e", warehouse=wh, native=True)
     assert "laketide" in df._jdf.queryExecution().analyzed().toString().lower()
     assert sorted((r["id"], r["x"]) for r in df.collect()) == [(1, None), (2, None)]

@@ -69,6 +69,9 @@ def test_source_scan_modes_limits_and_available_now(spark, cat, wh: str, tmp_pat
     assert ids == list(range(10, 50)) and batches == 2  # snapshots 2..5, two per micro-batch
     ids, batches = run("rows", **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1", "maxRowsPerTrigger": "10"})
     assert ids == list(range(50)) and batches == 5
+    ids, batches = run("rows2", **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1",
+                                   "read.stream.maxRowsPerTrigger": "20"})
+    assert ids == list(range(50)) and batches == 3
     assert run("latest", **{"scan.mode": "latest"}) == ([], 0)
     ts = t.snapshot(3).time_millis
     ids, _ = run("ts", **{"scan.mode": "from-timestamp", "scan.timestamp-millis": str(ts)})
