@@ -42,6 +42,8 @@ __all__ = [
     "TinyIntType",
     "VarBinaryType",
     "VarCharType",
+    "VARIANT_ARROW_TYPE",
+    "VariantType",
     "field_from_json",
     "field_to_json",
     "from_arrow_type",
@@ -277,6 +279,20 @@ class LocalZonedTimestampType(DataType):
 
 
 @dataclass(frozen=True, slots=True)
+class VariantType(DataType):
+    """Semi-structured data in the Variant binary encoding (Paimon: types.VariantType).
+
+    Arrow form: ``struct<value: binary NOT NULL, metadata: binary NOT NULL>`` (the unshredded layout Java writes
+    to Parquet and pypaimon reads); laketide does not decode or shred the bytes.
+    """
+
+    nullable: bool = _nullable()
+
+    def _sql(self) -> str:
+        return "VARIANT"
+
+
+@dataclass(frozen=True, slots=True)
 class ArrayType(DataType):
     element: DataType
     nullable: bool = _nullable()
@@ -433,7 +449,7 @@ def is_fixed_length(dt: DataType) -> bool:
 _KEYWORDS = frozenset(
     "CHAR VARCHAR STRING BOOLEAN BINARY VARBINARY BYTES DECIMAL NUMERIC DEC TINYINT SMALLINT INT INTEGER "
     "BIGINT FLOAT DOUBLE PRECISION DATE TIME WITH WITHOUT LOCAL ZONE TIMESTAMP TIMESTAMP_LTZ ARRAY MULTISET "
-    "MAP ROW NULL NOT COMMENT DEFAULT".split()
+    "MAP ROW NULL NOT COMMENT DEFAULT VARIANT".split()
 )
 _SYMBOLS = "<>(),"
 
@@ -568,6 +584,7 @@ class _Parser:
             "BIGINT": BigIntType,
             "FLOAT": FloatType,
             "DATE": DateType,
+            "VARIANT": VariantType,
         }
         if kw in simple:
             return simple[kw]()
@@ -773,6 +790,10 @@ _DESCRIPTION_KEY = b"description"
 # Paimon: SpecialFields.STRUCTURED_TYPE_FIELD_ID_BASE / STRUCTURED_TYPE_FIELD_DEPTH_LIMIT
 _NESTED_ID_BASE = MAX_LENGTH // 4
 _NESTED_DEPTH_LIMIT = 1 << 10
+# Paimon: Variant.VALUE / Variant.METADATA, both REQUIRED binary in Java's Parquet schema.
+VARIANT_ARROW_TYPE = pa.struct(
+    [pa.field("value", pa.binary(), nullable=False), pa.field("metadata", pa.binary(), nullable=False)]
+)
 _UNITS = ("s", "ms", "ms", "ms", "us", "us", "us", "ns", "ns", "ns")
 _UNIT_PRECISION = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
@@ -826,6 +847,8 @@ def _to_arrow(dt: DataType, field_id: int | None, depth: int) -> pa.DataType:
             return pa.timestamp(_UNITS[p])
         case LocalZonedTimestampType(precision=p):
             return pa.timestamp(_UNITS[p], tz="UTC")
+        case VariantType():
+            return VARIANT_ARROW_TYPE
         case ArrayType(element=element):
             return pa.list_(_nested_field("element", element, field_id, depth, _element_id))
         case MultisetType(element=element):
