@@ -54,6 +54,7 @@ __all__ = [
     "is_numeric",
     "is_string",
     "is_timestamp",
+    "iter_types",
     "parse_type",
     "row_type_from_arrow_schema",
     "to_arrow_field",
@@ -433,6 +434,19 @@ def is_timestamp(dt: DataType) -> bool:
 
 def is_nested(dt: DataType) -> bool:
     return isinstance(dt, (ArrayType, MultisetType, MapType, RowType))
+
+
+def iter_types(dt: DataType) -> Iterable[DataType]:
+    """``dt`` and every type nested in it (row fields, elements, keys, values), depth first."""
+    yield dt
+    if isinstance(dt, RowType):
+        for f in dt.fields:
+            yield from iter_types(f.type)
+    elif isinstance(dt, (ArrayType, MultisetType)):
+        yield from iter_types(dt.element)
+    elif isinstance(dt, MapType):
+        yield from iter_types(dt.key)
+        yield from iter_types(dt.value)
 
 
 def is_fixed_length(dt: DataType) -> bool:

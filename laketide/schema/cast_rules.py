@@ -255,7 +255,8 @@ def resolve_rule(source: DataType, target: DataType) -> str | None:
         by_input = _INDEX.get(key)
         if by_input is None:
             continue
-        for source_key in (source_root, *source_root.families):
+        source_keys: tuple[Root | Family, ...] = (source_root, *source_root.families)
+        for source_key in source_keys:
             rule = by_input.get(source_key)
             if rule is not None:
                 return rule.name if _creates_executor(rule.name, source_root) else None

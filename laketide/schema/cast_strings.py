@@ -215,6 +215,7 @@ def _java_layout(texts: np.ndarray, nums: np.ndarray, *, single: bool) -> np.nda
     int_part = parts.field("int")
     all_digits = pc.binary_join_element_wise(int_part, parts.field("frac"), "")
     exp_text = parts.field("exp")
+    exp_text = pc.replace_substring(exp_text, "+", "")
     exp10 = np.asarray(pc.if_else(pc.equal(exp_text, ""), "0", exp_text).cast(pa.int64()).to_numpy())
     leading = np.asarray(pc.subtract(pc.utf8_length(all_digits), pc.utf8_length(pc.utf8_ltrim(all_digits, "0"))))
     e = np.asarray(pc.utf8_length(int_part).to_numpy()) - 1 + exp10 - leading

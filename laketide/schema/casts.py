@@ -129,13 +129,15 @@ def _plain_variant(t: pa.DataType) -> bool:
 def _evolve_row(arr: pa.Array, source: RowType, target: RowType, tz: str) -> pa.Array:
     by_id = {f.id: f for f in source.fields}
     children = []
+    # flatten(): the children with the row's nulls applied (a null row's slots may hold anything)
+    flat = arr.flatten() if arr.type.num_fields else []
     for f in target.fields:
         old = by_id.get(f.id)
         index = arr.type.get_field_index(old.name) if old is not None else -1
         if old is None or index < 0:
             children.append(pa.nulls(len(arr), to_arrow_type(f.type)))
         else:
-            children.append(_cast(arr.field(index), old.type, f.type, tz))
+            children.append(_cast(flat[index], old.type, f.type, tz))
     fields = [to_arrow_field(f) for f in target.fields]
     if not fields:
         return pa.array([{}] * len(arr), pa.struct([]), mask=arr.is_null())
@@ -148,9 +150,21 @@ def _list_parts(arr: pa.Array) -> tuple[pa.Array, int, int]:
     return pc.subtract(offsets, start), start, offsets[len(offsets) - 1].as_py()
 
 
+def _live(arr: pa.Array, children: pa.Array) -> pa.Array:
+    """``children`` (the values of list / map ``arr``'s slice) with those of null lists nulled: a null list may
+    still own a range of values, which no reader looks at."""
+    if not arr.null_count or not len(children):
+        return children
+    # (pc.list_parent_indices aborts the process on map arrays in pyarrow 26: count lengths instead)
+    offsets = np.asarray(arr.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
+    dead = np.repeat(np.asarray(arr.is_null().to_numpy(zero_copy_only=False)), np.diff(offsets))
+    return pc.if_else(pa.array(dead), pa.scalar(None, children.type), children)
+
+
 def _evolve_array(arr: pa.Array, source: ArrayType, target: ArrayType, tz: str) -> pa.Array:
     offsets, start, end = _list_parts(arr)
-    values = _cast(arr.values.slice(start, end - start), source.element, target.element, tz)
+    values = _live(arr, arr.values.slice(start, end - start))
+    values = _cast(values, source.element, target.element, tz)
     return pa.ListArray.from_arrays(offsets, values, type=to_arrow_type(target), mask=arr.is_null())
 
 
@@ -159,7 +173,7 @@ def _evolve_map(arr: pa.Array, source: MapType, target: MapType, tz: str) -> pa.
         raise CastError(f"Cannot cast map type {source} to {target}: the key types differ")
     offsets, start, end = _list_parts(arr)
     keys = _conform(arr.keys.slice(start, end - start), target.key)
-    items = _cast(arr.items.slice(start, end - start), source.value, target.value, tz)
+    items = _cast(_live(arr, arr.items.slice(start, end - start)), source.value, target.value, tz)
     return pa.MapArray.from_arrays(offsets, keys, items, type=to_arrow_type(target), mask=arr.is_null())
 
 
@@ -343,7 +357,7 @@ def _strings_or_null_word(arr: pa.Array, source: DataType, tz: str) -> pa.Array:
 def _array_to_string(arr: pa.Array, source: DataType, target: DataType, tz: str) -> pa.Array:
     assert isinstance(source, ArrayType)
     offsets, start, end = _list_parts(arr)
-    items = _strings_or_null_word(arr.values.slice(start, end - start), source.element, tz)
+    items = _strings_or_null_word(_live(arr, arr.values.slice(start, end - start)), source.element, tz)
     joined = pc.binary_join(pa.ListArray.from_arrays(offsets, items, mask=arr.is_null()), ", ")
     return pc.binary_join_element_wise("[", joined, "]", "")
 
@@ -351,8 +365,8 @@ def _array_to_string(arr: pa.Array, source: DataType, target: DataType, tz: str)
 def _map_to_string(arr: pa.Array, source: DataType, target: DataType, tz: str) -> pa.Array:
     assert isinstance(source, MapType)
     offsets, start, end = _list_parts(arr)
-    keys = _strings_or_null_word(arr.keys.slice(start, end - start), source.key, tz)
-    items = _strings_or_null_word(arr.items.slice(start, end - start), source.value, tz)
+    keys = _strings_or_null_word(_live(arr, arr.keys.slice(start, end - start)), source.key, tz)
+    items = _strings_or_null_word(_live(arr, arr.items.slice(start, end - start)), source.value, tz)
     entries = pc.binary_join_element_wise(keys, items, " -> ")
     joined = pc.binary_join(pa.ListArray.from_arrays(offsets, entries, mask=arr.is_null()), ", ")
     return pc.binary_join_element_wise("{", joined, "}", "")
@@ -363,7 +377,8 @@ def _row_to_string(arr: pa.Array, source: DataType, target: DataType, tz: str) -
     if not source.fields:
         body: pa.Array = pa.array([""] * len(arr), pa.string())
     else:
-        texts = [_strings_or_null_word(arr.field(i), f.type, tz) for i, f in enumerate(source.fields)]
+        flat = arr.flatten()
+        texts = [_strings_or_null_word(flat[i], f.type, tz) for i, f in enumerate(source.fields)]
         body = texts[0] if len(texts) == 1 else pc.binary_join_element_wise(*texts, ", ")
     out = pc.binary_join_element_wise("{", body, "}", "")
     return pc.if_else(arr.is_valid(), out, pa.scalar(None, pa.string()))

@@ -35,6 +35,7 @@ from laketide.types import (
     VarCharType,
     VariantType,
     is_nested,
+    iter_types,
 )
 
 __all__ = [
@@ -169,7 +170,7 @@ def apply_changes(schema: TableSchema, changes: list[SchemaChange] | tuple[Schem
             if not ch.type.nullable:
                 # Existing rows have no value for it: Paimon refuses NOT NULL additions too.
                 raise SchemaChangeError(f"Column {ch.name!r} is added as NOT NULL; added columns must be nullable")
-            if _contains_variant(ch.type):
+            if any(isinstance(t, VariantType) for t in iter_types(ch.type)):
                 raise UnsupportedFeatureError(
                     f"Cannot add column {ch.name!r} of type {ch.type}: laketide reads VARIANT columns but does not "
                     "write them"
@@ -243,6 +244,8 @@ def _retype(current: DataType, path: tuple[str, ...], depth: int, new: DataType,
     if depth == len(path):
         # Changing a type never makes a column NOT NULL here: rows already written may hold nulls.
         target = new.copy(nullable=current.nullable or new.nullable)
+        if current.copy(nullable=True) == target.copy(nullable=True):
+            return target  # no change (Java has no BOOLEAN -> BOOLEAN rule; an unchanged type never asks)
         if isinstance(target, VariantType):
             raise UnsupportedFeatureError(f"Cannot change column {name!r} to VARIANT: laketide does not write VARIANT")
         if not can_cast(current, target, allow_explicit=allow_explicit):
@@ -285,18 +288,6 @@ def _reassign_nested_ids(dt: DataType, counter: list[int]) -> DataType:
     if isinstance(dt, MapType):
         return replace(dt, key=_reassign_nested_ids(dt.key, counter), value=_reassign_nested_ids(dt.value, counter))
     return dt
-
-
-def _contains_variant(dt: DataType) -> bool:
-    if isinstance(dt, VariantType):
-        return True
-    if isinstance(dt, RowType):
-        return any(_contains_variant(f.type) for f in dt.fields)
-    if isinstance(dt, (ArrayType, MultisetType)):
-        return _contains_variant(dt.element)
-    if isinstance(dt, MapType):
-        return _contains_variant(dt.key) or _contains_variant(dt.value)
-    return False
 
 
 def _check_default(field: DataField, new_type: DataType, path: tuple[str, ...]) -> None:
