@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from laketide.exceptions import InvalidTypeError, SchemaError
+from laketide.exceptions import InvalidTypeError, SchemaError, UnsupportedFeatureError
 
 __all__ = [
     "MAX_LENGTH",
@@ -465,6 +465,8 @@ _KEYWORDS = frozenset(
     "BIGINT FLOAT DOUBLE PRECISION DATE TIME WITH WITHOUT LOCAL ZONE TIMESTAMP TIMESTAMP_LTZ ARRAY MULTISET "
     "MAP ROW NULL NOT COMMENT DEFAULT VARIANT".split()
 )
+# Types current Paimon has that laketide does not model yet: a clear refusal instead of a parse error.
+_UNSUPPORTED_TYPES = frozenset({"BLOB", "VECTOR", "GEOMETRY", "GEOGRAPHY"})
 _SYMBOLS = "<>(),"
 
 
@@ -586,6 +588,10 @@ class _Parser:
         if tok is None:
             raise self.error("a type was expected but the input ended")
         if tok.kind != "kw":
+            if str(tok.value).upper() in _UNSUPPORTED_TYPES:
+                raise UnsupportedFeatureError(
+                    f"Paimon type {str(tok.value).upper()} is not supported by laketide yet (in {self.text!r})"
+                )
             raise self.error(f"unknown type {tok.value!r}")
         self.i += 1
         kw = tok.value
@@ -790,6 +796,8 @@ def _type_from_json(obj: Any, ids: _IdCounter) -> DataType:
             if tag.startswith("ROW"):
                 fields = tuple(_field_from_json(f, ids) for f in obj["fields"])
                 return RowType(fields, nullable=nullable)
+            if tag.split()[0] in _UNSUPPORTED_TYPES:
+                raise UnsupportedFeatureError(f"Paimon type {tag.split()[0]} is not supported by laketide yet")
         except KeyError as e:
             raise InvalidTypeError(f"Type object {obj!r} lacks {e}") from e
     raise InvalidTypeError(f"Can not parse type: {obj!r}")

@@ -29,7 +29,7 @@ from laketide.options import CoreOptions
 from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
-from laketide.types import DataType, to_arrow_schema
+from laketide.types import DataType, VariantType, to_arrow_schema
 
 __all__ = ["SplitRead"]
 
@@ -130,7 +130,9 @@ class SplitRead:
             current = self.read_schema.field(name)
             f = by_id.get(current.id)
             source.append(f.name if f is not None else None)
-            changed = f is not None and f.type.copy(nullable=True) != current.type.copy(nullable=True)
+            # VARIANT goes through the cast module too: it refuses a shredded layout instead of dropping fields
+            changed = f is not None and (f.type.copy(nullable=True) != current.type.copy(nullable=True)
+                                         or isinstance(current.type, VariantType))
             casts.append((f.type, current.type) if changed and f is not None else None)
         present = [s for s in source if s is not None]
         if system:
