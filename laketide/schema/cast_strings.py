@@ -112,6 +112,16 @@ _INTEGRAL = r"^[+-]?[0-9]*(\.[0-9]*)?$"
 
 def integers_from_strings(strings: pa.Array, low: int, high: int, what: str) -> pa.Array:
     """BinaryStringUtils.toInt / toLong / toShort / toByte as int64 values within [low, high]."""
+    try:
+        # Fast path: when Arrow's integer parser takes every string ([-]digits), Java reads the same value.
+        fast = strings.cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        fast = None
+    if fast is not None:
+        out_of_range = pc.or_(pc.less(fast, low), pc.greater(fast, high))
+        if pc.any(out_of_range).as_py():
+            raise cast_failure(strings, out_of_range, f"to {what}: overflow")
+        return fast
     valid = pc.is_valid(strings)
     shape_ok = pc.and_(
         pc.match_substring_regex(strings, _INTEGRAL),
@@ -182,50 +192,55 @@ def _java_hex(text: str, *, single: bool) -> float:
 _SCI_SUBNORMAL = {False: 1e-320, True: 1e-42}
 
 
+def assemble(length: int, parts: list[tuple[np.ndarray, pa.Array]], typ: pa.DataType) -> pa.Array:
+    """An array of ``length`` rows where each part's ``rows`` take its values in order (a later part wins over an
+    earlier one); rows no part names are null. Keeps everything in Arrow (no Python objects per row)."""
+    if not parts:
+        return pa.nulls(length, typ)
+    rows = np.concatenate([r for r, _ in parts]).astype(np.int64)
+    values = pa.concat_arrays([v.cast(typ) for _, v in parts])
+    where = np.full(length, -1, dtype=np.int64)
+    where[rows] = np.arange(len(rows))
+    return values.take(pa.array(where, mask=where < 0))
+
+
 def floats_to_strings(values: pa.Array, *, single: bool) -> pa.Array:
     """Double.toString / Float.toString (JDK 19+ shortest digits): 1.0E7 and 1.0E-4 outside [1e-3, 1e7), plain
     decimals with at least one fractional digit inside, NaN / Infinity / -0.0 spelled as Java does."""
-    n = len(values)
-    shortest = values.cast(pa.string())  # shortest round-trip digits (Arrow's own layout, e.g. 1e+20)
-    raw = values.to_numpy(zero_copy_only=False)
-    nums = np.asarray(raw, dtype=np.float64)
+    nums = np.asarray(pc.fill_null(values, 0).to_numpy(zero_copy_only=False), dtype=np.float64)
     valid = np.asarray(pc.is_valid(values).to_numpy(zero_copy_only=False))
-    out = np.empty(n, dtype=object)
-    out[:] = None
-    finite = valid & np.isfinite(nums) & (nums != 0)
-    out[valid & np.isnan(nums)] = "NaN"
-    out[valid & (nums == np.inf)] = "Infinity"
-    out[valid & (nums == -np.inf)] = "-Infinity"
-    zero = valid & (nums == 0)
-    out[zero & ~np.signbit(nums)] = "0.0"
-    out[zero & np.signbit(nums)] = "-0.0"
-    if finite.any():
-        idx = np.flatnonzero(finite)
-        texts = shortest.take(pa.array(idx)).to_numpy(zero_copy_only=False)
-        out[idx] = _java_layout(texts, nums[idx], single=single)
-    return pa.array(out, pa.string())
+    parts: list[tuple[np.ndarray, pa.Array]] = []
+    for text, mask in (
+        ("NaN", np.isnan(nums)), ("Infinity", nums == np.inf), ("-Infinity", nums == -np.inf),
+        ("0.0", (nums == 0) & ~np.signbit(nums)), ("-0.0", (nums == 0) & np.signbit(nums)),
+    ):
+        rows = np.flatnonzero(valid & mask)
+        if len(rows):
+            parts.append((rows, pa.repeat(pa.scalar(text), len(rows))))
+    finite = np.flatnonzero(valid & np.isfinite(nums) & (nums != 0))
+    if len(finite):
+        # shortest round-trip digits in Arrow's own layout (e.g. 1e+20), re-laid out Java's way
+        shortest = values.take(pa.array(finite)).cast(pa.string())
+        parts.append((finite, _java_layout(shortest, nums[finite], single=single)))
+    return assemble(len(values), parts, pa.string())
 
 
-def _java_layout(texts: np.ndarray, nums: np.ndarray, *, single: bool) -> np.ndarray:
+def _java_layout(texts: pa.Array, nums: np.ndarray, *, single: bool) -> pa.Array:
     # Split Arrow's text into sign, significant digits and the decimal exponent of the first digit, then lay
     # the digits out Java's way. Each distinct exponent is one vectorized group.
-    arr = pa.array(texts, pa.string())
-    parts = pc.extract_regex(arr, r"^(?P<sign>-?)(?P<int>[0-9]+)(?:\.(?P<frac>[0-9]+))?(?:e(?P<exp>[+-][0-9]+))?$")
+    parts = pc.extract_regex(texts, r"^(?P<sign>-?)(?P<int>[0-9]+)(?:\.(?P<frac>[0-9]+))?(?:e(?P<exp>[+-][0-9]+))?$")
     sign = parts.field("sign")
     int_part = parts.field("int")
     all_digits = pc.binary_join_element_wise(int_part, parts.field("frac"), "")
-    exp_text = parts.field("exp")
-    exp_text = pc.replace_substring(exp_text, "+", "")
+    exp_text = pc.replace_substring(parts.field("exp"), "+", "")
     exp10 = np.asarray(pc.if_else(pc.equal(exp_text, ""), "0", exp_text).cast(pa.int64()).to_numpy())
     leading = np.asarray(pc.subtract(pc.utf8_length(all_digits), pc.utf8_length(pc.utf8_ltrim(all_digits, "0"))))
     e = np.asarray(pc.utf8_length(int_part).to_numpy()) - 1 + exp10 - leading
     digits = pc.utf8_trim(all_digits, "0")
-    out = np.empty(len(texts), dtype=object)
-    tiny = np.abs(nums) < _SCI_SUBNORMAL[single]
+    groups: list[tuple[np.ndarray, pa.Array]] = []
     for exponent in np.unique(e):
         rows = np.flatnonzero(e == exponent)
         d = digits.take(pa.array(rows))
-        s = sign.take(pa.array(rows))
         x = int(exponent)
         if -3 <= x <= 6:
             if x >= 0:
@@ -240,15 +255,18 @@ def _java_layout(texts: np.ndarray, nums: np.ndarray, *, single: bool) -> np.nda
             rest = pc.if_else(pc.equal(rest, ""), "0", rest)
             body = pc.binary_join_element_wise(pc.utf8_slice_codeunits(d, 0, 1), rest, ".")
             body = pc.binary_join_element_wise(body, pa.scalar(f"E{x}"), "")
-        texts_out = pc.binary_join_element_wise(s, body, "").to_numpy(zero_copy_only=False)
-        out[rows] = texts_out
+        groups.append((rows, pc.binary_join_element_wise(sign.take(pa.array(rows)), body, "")))
     # Subnormals with one significant digit: Java prints the two-digit value nearest the exact binary one
     # (4.9E-324, 1.4E-45), which is not always d.0. Elsewhere one digit always reads back as d.0.
     one_digit = np.asarray(pc.equal(pc.utf8_length(digits), 1).to_numpy(zero_copy_only=False))
-    for i in np.flatnonzero(tiny & one_digit):
-        mantissa, _, exponent_text = f"{float(nums[i]):.1e}".partition("e")
-        out[i] = f"{mantissa}E{int(exponent_text)}"
-    return out
+    tiny = np.flatnonzero((np.abs(nums) < _SCI_SUBNORMAL[single]) & one_digit)
+    if len(tiny):
+        texts_tiny = []
+        for i in tiny:
+            mantissa, _, exponent_text = f"{float(nums[i]):.1e}".partition("e")
+            texts_tiny.append(f"{mantissa}E{int(exponent_text)}")
+        groups.append((tiny, pa.array(texts_tiny, pa.string())))
+    return assemble(len(texts), groups, pa.string())
 
 
 # ------------------------------------------------------------------------------------------------
@@ -276,6 +294,14 @@ def decimal_from_strings(strings: pa.Array, target: DecimalType, *, what: str = 
 
 def _plain_decimals(strings: pa.Array, target: DecimalType) -> pa.Array:
     p, s = target.precision, target.scale
+    try:
+        # Fast path: every string has at most scale + 1 fractional digits and few enough integer digits for
+        # Arrow to parse it exactly at scale + 1 (HALF_UP needs no more).
+        exact = strings.cast(pa.decimal256(min(76, max(p, 1) + 2), s + 1))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        exact = None
+    if exact is not None:
+        return fit_decimal(pc.round(exact, s, round_mode="half_towards_infinity"), target)
     body = pc.replace_substring_regex(strings, r"^[+-]", "")
     negative = pc.starts_with(strings, "-")
     whole = pc.utf8_ltrim(pc.replace_substring_regex(body, r"\..*$", ""), "0")

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.exceptions import CastError
-from laketide.schema.cast_strings import cast_failure, integers_from_strings
+from laketide.schema.cast_strings import assemble, cast_failure, integers_from_strings
 from laketide.types import DataType, LocalZonedTimestampType, TimestampType, TimeType
 
 __all__ = [
@@ -309,17 +309,15 @@ def timestamp_to_string(arr: pa.Array, source: DataType, time_zone: str) -> pa.A
         rest = np.where(zero, rest // 10, rest)
     length = np.maximum(_precision(source), 9 - trailing)
     fraction = _padded(nano_of_second, 9)
-    out = np.empty(len(millis), dtype=object)
-    base_np = base.to_numpy(zero_copy_only=False)
-    out[:] = base_np
-    for width in np.unique(length[s.valid] if s.valid.any() else np.array([], dtype=np.int64)):
-        if width == 0:
-            continue
+    parts: list[tuple[np.ndarray, pa.Array]] = []
+    for width in np.unique(length[s.valid]) if s.valid.any() else ():
         rows = np.flatnonzero((length == width) & s.valid)
         idx = pa.array(rows)
-        with_fraction = _join(base.take(idx), ".", pc.utf8_slice_codeunits(fraction.take(idx), 0, int(width)))
-        out[rows] = with_fraction.to_numpy(zero_copy_only=False)
-    return pa.array(out, pa.string(), mask=~s.valid)
+        if width == 0:
+            parts.append((rows, base.take(idx)))
+        else:
+            parts.append((rows, _join(base.take(idx), ".", pc.utf8_slice_codeunits(fraction.take(idx), 0, int(width)))))
+    return assemble(len(millis), parts, pa.string())
 
 
 def dates_to_strings(arr: pa.Array) -> pa.Array:
@@ -342,15 +340,13 @@ def times_to_strings(arr: pa.Array, source: DataType) -> pa.Array:
     needed = np.where(ms % 100 == 0, 1, np.where(ms % 10 == 0, 2, 3))
     length = np.minimum(precision, needed)
     digits = _padded(ms, 3)
-    out = np.empty(len(millis), dtype=object)
+    parts: list[tuple[np.ndarray, pa.Array]] = []
     for width in (1, 2, 3):
-        rows = np.flatnonzero(length == width)
+        rows = np.flatnonzero((length == width) & valid)
         if len(rows):
             idx = pa.array(rows)
-            out[rows] = _join(base.take(idx), ".", pc.utf8_slice_codeunits(digits.take(idx), 0, width)).to_numpy(
-                zero_copy_only=False
-            )
-    return pa.array(out, pa.string(), mask=~valid)
+            parts.append((rows, _join(base.take(idx), ".", pc.utf8_slice_codeunits(digits.take(idx), 0, width))))
+    return assemble(len(millis), parts, pa.string())
 
 
 # ------------------------------------------------------------------------------------------------

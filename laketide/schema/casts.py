@@ -289,11 +289,9 @@ def _decimal_doubles(arr: pa.Array, source: DecimalType) -> np.ndarray:
     if source.is_compact:
         # DecimalUtils.doubleValue: (double) unscaled / 10^scale, both exact doubles up to 18 digits.
         return _unscaled_longs(arr, source).astype(np.float64) / float(10**source.scale)
-    # BigDecimal.doubleValue rounds correctly; Python's int division does too.
-    scale = 10**source.scale
-    return np.array(
-        [0.0 if v is None else int(v.scaleb(source.scale)) / scale for v in arr.to_pylist()], dtype=np.float64
-    )
+    # BigDecimal.doubleValue rounds correctly; so does Arrow's parser reading the exact decimal text.
+    exact = pc.fill_null(arr.cast(pa.string()), "0")
+    return np.asarray(exact.cast(pa.float64()).to_numpy(), dtype=np.float64)
 
 
 # ------------------------------------------------------------------------------------------------
