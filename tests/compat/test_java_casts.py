@@ -12,13 +12,13 @@ import pytest
 
 import laketide
 from laketide import SetOption
+from tests.conftest import paimon_cpp_tables
 
-JAVA = Path(__file__).resolve().parents[1] / "resources" / "java"
 UTC = dt.timezone.utc
 
 
 def _copy(tmp_path: Path, fmt: str, name: str) -> laketide.Table:
-    shutil.copytree(JAVA / fmt / f"{name}.db", tmp_path / fmt / f"{name}.db")
+    shutil.copytree(paimon_cpp_tables() / fmt / f"{name}.db", tmp_path / fmt / f"{name}.db")
     return laketide.load_catalog(warehouse=str(tmp_path / fmt)).table(f"{name}.{name}")
 
 

@@ -18,6 +18,7 @@ import pyarrow.orc as orc
 import pytest
 
 from laketide.format import file_format
+from tests.conftest import paimon_cpp_tables
 from laketide.format.orc_timestamps import (
     JavaTimestamp,
     encode_timestamp_file,
@@ -27,7 +28,6 @@ from laketide.format.orc_timestamps import (
     reader_needs_fix,
 )
 
-JAVA_ORC = Path(__file__).resolve().parents[1] / "resources" / "java" / "orc"
 EPOCH = dt.datetime(1970, 1, 1)
 
 
@@ -92,7 +92,7 @@ def test_pyarrow_alone_reads_java_files_one_second_late() -> None:
 
 
 def test_real_java_file() -> None:
-    path = JAVA_ORC / "append_with_multiple_ts_precision_and_timezone.db" / \
+    path = paimon_cpp_tables() / "orc" / "append_with_multiple_ts_precision_and_timezone.db" / \
         "append_with_multiple_ts_precision_and_timezone" / "bucket-0" / "data-3f58c403-1672-49a3-93c0-d90cfff9bd8a-0.orc"
     with open(path, "rb") as f:
         assert read_tail(f).writer_timezones == ("Asia/Shanghai",)
