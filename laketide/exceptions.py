@@ -38,6 +38,11 @@ class SchemaAlreadyExistsError(SchemaChangeError):
     """The schema file a change or a table creation would write is already taken (a concurrent writer)."""
 
 
+class CastError(SchemaError):
+    """A stored value cannot be converted to its column's current type, where Java's cast throws too (an
+    unparsable string, a NaN read as DECIMAL, ...); names the value, both types and, when known, the column."""
+
+
 class PredicateError(LaketideError, ValueError):
     """A filter expression cannot be parsed or does not fit the table's columns."""
 

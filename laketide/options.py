@@ -293,6 +293,21 @@ def _sort_order(value: str) -> str | None:
     return None if value in ("ascending", "descending") else "'ascending' or 'descending'"
 
 
+_OFFSET_ZONE = re.compile(r"[+-]([01][0-9]|2[0-3]):[0-5][0-9]|Z")
+
+
+def _time_zone_check(value: str) -> str | None:
+    if _OFFSET_ZONE.fullmatch(value):
+        return None
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+        return "a time zone name (Asia/Shanghai, UTC) or an offset such as +08:00"
+    return None
+
+
 def _untrimmed_names(value: list[str]) -> str | None:
     # Java splits bucket-key on ',' without trimming, so " b" would name no column there.
     return "names without surrounding spaces" if any(n != n.strip() for n in value) else None
@@ -466,6 +481,18 @@ class CoreOptions:
     SCAN_TAG_NAME = _option("scan.tag-name", _S, None, "Tag to read.")
     READ_BATCH_SIZE = _option("read.batch-size", _I, 1024, "Rows per read batch.", check=_at_least(1))
     DATA_FILE_THIN_MODE = _option("data-file.thin-mode", _B, False, "Do not repeat key columns in PK data files.")
+    DISABLE_EXPLICIT_TYPE_CASTING = _option(
+        "disable-explicit-type-casting", _B, False,
+        "Refuse column type changes that need an explicit cast (e.g. BIGINT -> INT); widening stays allowed.",
+    )
+    # Not a Paimon option: Java takes this zone from the JVM (TimeZone.getDefault()); laketide has no such default.
+    LOCAL_TIME_ZONE = _option(
+        "local-time-zone", _S, "UTC",
+        "Session time zone of casts that need one when reading files written before a column type change "
+        "(TIMESTAMP <-> TIMESTAMP_LTZ, TIMESTAMP_LTZ -> DATE / TIME / STRING, INT / BIGINT / DATE -> "
+        "TIMESTAMP_LTZ, STRING -> TIMESTAMP_LTZ). An IANA name or an offset such as +08:00.",
+        check=_time_zone_check,
+    )
 
     FIELDS_PREFIX = "fields"
     STATS_MODE_SUFFIX = "stats-mode"
@@ -594,6 +621,8 @@ class CoreOptions:
     scan_tag_name: _Value[str | None] = _Value(SCAN_TAG_NAME)
     read_batch_size: _Value[int] = _Value(READ_BATCH_SIZE)
     data_file_thin_mode: _Value[bool] = _Value(DATA_FILE_THIN_MODE)
+    disable_explicit_type_casting: _Value[bool] = _Value(DISABLE_EXPLICIT_TYPE_CASTING)
+    local_time_zone: _Value[str] = _Value(LOCAL_TIME_ZONE)
 
     @property
     def bucket_key(self) -> list[str] | None:

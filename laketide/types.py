@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from laketide.exceptions import InvalidTypeError, SchemaError
+from laketide.exceptions import InvalidTypeError, SchemaError, UnsupportedFeatureError
 
 __all__ = [
     "MAX_LENGTH",
@@ -42,6 +42,8 @@ __all__ = [
     "TinyIntType",
     "VarBinaryType",
     "VarCharType",
+    "VARIANT_ARROW_TYPE",
+    "VariantType",
     "field_from_json",
     "field_to_json",
     "from_arrow_type",
@@ -52,6 +54,7 @@ __all__ = [
     "is_numeric",
     "is_string",
     "is_timestamp",
+    "iter_types",
     "parse_type",
     "row_type_from_arrow_schema",
     "to_arrow_field",
@@ -277,6 +280,20 @@ class LocalZonedTimestampType(DataType):
 
 
 @dataclass(frozen=True, slots=True)
+class VariantType(DataType):
+    """Semi-structured data in the Variant binary encoding (Paimon: types.VariantType).
+
+    Arrow form: ``struct<value: binary NOT NULL, metadata: binary NOT NULL>`` (the unshredded layout Java writes
+    to Parquet and pypaimon reads); laketide does not decode or shred the bytes.
+    """
+
+    nullable: bool = _nullable()
+
+    def _sql(self) -> str:
+        return "VARIANT"
+
+
+@dataclass(frozen=True, slots=True)
 class ArrayType(DataType):
     element: DataType
     nullable: bool = _nullable()
@@ -419,6 +436,19 @@ def is_nested(dt: DataType) -> bool:
     return isinstance(dt, (ArrayType, MultisetType, MapType, RowType))
 
 
+def iter_types(dt: DataType) -> Iterable[DataType]:
+    """``dt`` and every type nested in it (row fields, elements, keys, values), depth first."""
+    yield dt
+    if isinstance(dt, RowType):
+        for f in dt.fields:
+            yield from iter_types(f.type)
+    elif isinstance(dt, (ArrayType, MultisetType)):
+        yield from iter_types(dt.element)
+    elif isinstance(dt, MapType):
+        yield from iter_types(dt.key)
+        yield from iter_types(dt.value)
+
+
 def is_fixed_length(dt: DataType) -> bool:
     """Whether a BinaryRow stores the value wholly in its 8-byte slot (Paimon: BinaryRow.isInFixedLengthPart)."""
     if isinstance(dt, (DecimalType, TimestampType, LocalZonedTimestampType)):
@@ -433,8 +463,10 @@ def is_fixed_length(dt: DataType) -> bool:
 _KEYWORDS = frozenset(
     "CHAR VARCHAR STRING BOOLEAN BINARY VARBINARY BYTES DECIMAL NUMERIC DEC TINYINT SMALLINT INT INTEGER "
     "BIGINT FLOAT DOUBLE PRECISION DATE TIME WITH WITHOUT LOCAL ZONE TIMESTAMP TIMESTAMP_LTZ ARRAY MULTISET "
-    "MAP ROW NULL NOT COMMENT DEFAULT".split()
+    "MAP ROW NULL NOT COMMENT DEFAULT VARIANT".split()
 )
+# Types current Paimon has that laketide does not model yet: a clear refusal instead of a parse error.
+_UNSUPPORTED_TYPES = frozenset({"BLOB", "VECTOR", "GEOMETRY", "GEOGRAPHY"})
 _SYMBOLS = "<>(),"
 
 
@@ -556,6 +588,10 @@ class _Parser:
         if tok is None:
             raise self.error("a type was expected but the input ended")
         if tok.kind != "kw":
+            if str(tok.value).upper() in _UNSUPPORTED_TYPES:
+                raise UnsupportedFeatureError(
+                    f"Paimon type {str(tok.value).upper()} is not supported by laketide yet (in {self.text!r})"
+                )
             raise self.error(f"unknown type {tok.value!r}")
         self.i += 1
         kw = tok.value
@@ -568,6 +604,7 @@ class _Parser:
             "BIGINT": BigIntType,
             "FLOAT": FloatType,
             "DATE": DateType,
+            "VARIANT": VariantType,
         }
         if kw in simple:
             return simple[kw]()
@@ -759,6 +796,8 @@ def _type_from_json(obj: Any, ids: _IdCounter) -> DataType:
             if tag.startswith("ROW"):
                 fields = tuple(_field_from_json(f, ids) for f in obj["fields"])
                 return RowType(fields, nullable=nullable)
+            if tag.split()[0] in _UNSUPPORTED_TYPES:
+                raise UnsupportedFeatureError(f"Paimon type {tag.split()[0]} is not supported by laketide yet")
         except KeyError as e:
             raise InvalidTypeError(f"Type object {obj!r} lacks {e}") from e
     raise InvalidTypeError(f"Can not parse type: {obj!r}")
@@ -773,6 +812,10 @@ _DESCRIPTION_KEY = b"description"
 # Paimon: SpecialFields.STRUCTURED_TYPE_FIELD_ID_BASE / STRUCTURED_TYPE_FIELD_DEPTH_LIMIT
 _NESTED_ID_BASE = MAX_LENGTH // 4
 _NESTED_DEPTH_LIMIT = 1 << 10
+# Paimon: Variant.VALUE / Variant.METADATA, both REQUIRED binary in Java's Parquet schema.
+VARIANT_ARROW_TYPE = pa.struct(
+    [pa.field("value", pa.binary(), nullable=False), pa.field("metadata", pa.binary(), nullable=False)]
+)
 _UNITS = ("s", "ms", "ms", "ms", "us", "us", "us", "ns", "ns", "ns")
 _UNIT_PRECISION = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
@@ -826,6 +869,8 @@ def _to_arrow(dt: DataType, field_id: int | None, depth: int) -> pa.DataType:
             return pa.timestamp(_UNITS[p])
         case LocalZonedTimestampType(precision=p):
             return pa.timestamp(_UNITS[p], tz="UTC")
+        case VariantType():
+            return VARIANT_ARROW_TYPE
         case ArrayType(element=element):
             return pa.list_(_nested_field("element", element, field_id, depth, _element_id))
         case MultisetType(element=element):

@@ -28,6 +28,15 @@ def compat_dir() -> Path:
     return path
 
 
+def paimon_cpp_tables() -> Path:
+    """Java-written tables from the Paimon C++ port's test data, kept beside the other compat material (data from
+    other repositories stays in ``shared/``, never in this repository); tests using it skip when it is absent."""
+    path = compat_path() / "tables" / "paimon-cpp"
+    if not path.is_dir():
+        pytest.skip(f"Java-written tables of the Paimon C++ port not found at {path}")
+    return path
+
+
 @pytest.fixture()
 def warehouse(tmp_path: Path) -> str:
     return str(tmp_path / "warehouse")

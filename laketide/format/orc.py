@@ -6,9 +6,11 @@ same way, and has no TIME type for ORC, so TIME columns are written as int32 mil
 ``schema=``). pyarrow's ORC writer cannot attach Java's ``paimon.id`` type attributes (field ids) nor set a zstd
 level; Java readers fall back to names for such files.
 
-Reading: ORC timestamps come back as nanoseconds, and pyarrow's ORC reader decodes some Java-written
-timestamps (before ORC's 2015-01-01 base, with a sub-second fraction of >= 1 ms) one second late — compare
-ORC timestamps with the values Java wrote, not with pyarrow's reading of them.
+Reading: ORC timestamps come back as nanoseconds. pyarrow's ORC reader (ORC C++ < 2.3.1) decodes zone-less
+timestamps written in a zone other than UTC one second off when the zone conversion flips the sign of the
+seconds (Java's ``1970-01-01 00:00:00.001`` written in Asia/Shanghai reads as ``00:00:01.001``); the read corrects
+those values from each stripe's writer zone (laketide.format.orc_timestamps), so it returns what Java's reader
+returns.
 
 Paimon: org.apache.paimon.format.orc.OrcFileFormat, OrcTypeUtil, OrcWriterFactory
 """
@@ -22,6 +24,7 @@ import pyarrow as pa
 import pyarrow.orc as orc
 
 from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError, UnsupportedFeatureError
+from laketide.format.orc_timestamps import fix_stripe, has_local_timestamps, read_tail, reader_needs_fix
 from laketide.format.base import (
     FILE_COMPRESSION_KEY,
     CountingStream,
@@ -134,6 +137,18 @@ class OrcFormat(FileFormat):
         except (*_ARROW_ERRORS, OSError) as e:
             raise FileIOError(f"not a readable ORC file: {describe_source(source)}: {e}") from e
 
+    @staticmethod
+    def _writer_zones(
+        stream: BinaryIO, orc_file: orc.ORCFile, names: Sequence[str], source: object
+    ) -> tuple[str, ...] | None:
+        """Each stripe's writer zone, when zone-less timestamps are read and pyarrow needs the correction."""
+        if not any(has_local_timestamps(orc_file.schema.field(n).type) for n in names) or not reader_needs_fix():
+            return None
+        try:
+            return read_tail(stream, what=describe_source(source)).writer_timezones
+        except (ValueError, IndexError, OSError) as e:
+            raise FileIOError(f"cannot read the stripe footers of ORC file {describe_source(source)}: {e}") from e
+
     def _read(
         self,
         source: BinaryIO | str,
@@ -145,9 +160,12 @@ class OrcFormat(FileFormat):
         with opened_input(source, filesystem) as stream:
             orc_file = self._open(stream, source)
             names = check_columns(orc_file.schema, columns, source=source)
+            zones = self._writer_zones(stream, orc_file, names, source)
             for i in range(orc_file.nstripes):
                 # An empty projection still has to count rows, so read one column and drop it.
                 stripe = orc_file.read_stripe(i, columns=names or orc_file.schema.names[:1])
                 stripe = stripe.select(names)
+                if zones is not None and i < len(zones):
+                    stripe = fix_stripe(stripe, zones[i])
                 for offset in range(0, stripe.num_rows, batch_size):
                     yield stripe.slice(offset, batch_size)

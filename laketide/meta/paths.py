@@ -17,7 +17,15 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["TablePaths", "partition_path", "java_to_string"]
+__all__ = ["POSTPONE_BUCKET", "TablePaths", "bucket_dir_name", "partition_path", "java_to_string"]
+
+POSTPONE_BUCKET = -2
+"""Paimon: BucketMode.POSTPONE_BUCKET: rows of a ``bucket = -2`` table wait in ``bucket-postpone`` until compaction."""
+
+
+def bucket_dir_name(bucket: int) -> str:
+    """``bucket-N``; ``bucket-postpone`` for the postpone bucket (Paimon: FileStorePathFactory#relativeBucketPath)."""
+    return "bucket-postpone" if bucket == POSTPONE_BUCKET else f"bucket-{bucket}"
 
 _ESCAPE = set(range(0x01, 0x20)) | {ord(c) for c in "\"#%'*/:=?\\{}[]^"} | {0x7F}
 
@@ -154,5 +162,5 @@ class TablePaths:
 
     def bucket_dir(self, partition_dir: str, bucket: int) -> str:
         if partition_dir:
-            return f"{self.table_path}/{partition_dir}/bucket-{bucket}"
-        return f"{self.table_path}/bucket-{bucket}"
+            return f"{self.table_path}/{partition_dir}/{bucket_dir_name(bucket)}"
+        return f"{self.table_path}/{bucket_dir_name(bucket)}"

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from laketide.meta.manifest import DataFileMeta, ManifestEntry
-from laketide.meta.paths import partition_path
+from laketide.meta.paths import bucket_dir_name, partition_path
 
 __all__ = ["DataSplit", "generate_splits"]
 
@@ -63,16 +63,22 @@ def generate_splits(
 
     With ``merge`` (primary-key tables without deletion vectors) a bucket is one split: its sorted runs must be
     merged together. ``deletion_files`` makes every split raw-convertible (deletion-vector mode).
+
+    Files of the postpone bucket (``bucket = -2`` tables: rows not yet compacted into a real bucket) are left out,
+    as Java's batch scan does (``onlyReadRealBuckets``): they become visible once compaction moves them.
     """
     groups: dict[tuple[bytes, int], list[DataFileMeta]] = {}
     for e in entries:
+        if e.bucket < 0:
+            continue
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
     splits = []
     for (partition, bucket), files in groups.items():
         files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
         values = partition_values[partition]
         part_dir = partition_path(partition_keys, values, default_name=default_partition_name)
-        bucket_path = f"{table_path}/{part_dir}/bucket-{bucket}" if part_dir else f"{table_path}/bucket-{bucket}"
+        name = bucket_dir_name(bucket)
+        bucket_path = f"{table_path}/{part_dir}/{name}" if part_dir else f"{table_path}/{name}"
         if deletion_files is not None:
             dvs = deletion_files.get((partition, bucket), {})
             splits.append(DataSplit(

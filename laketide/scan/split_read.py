@@ -28,9 +28,10 @@ from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_run
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
 from laketide.options import CoreOptions
 from laketide.scan.split import DataSplit, DeletionFile
+from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
-from laketide.types import to_arrow_schema
+from laketide.types import DataType, VariantType, to_arrow_schema
 
 __all__ = ["SplitRead"]
 
@@ -72,6 +73,7 @@ class SplitRead:
         self.output_schema = pa.schema([full.field(n) for n in self.output_names])
         self.filter = to_arrow_expression(predicate) if predicate is not None else None
         self.batch_size = batch_size
+        self.time_zone = CoreOptions(read_schema.options).local_time_zone
         self._index_files: dict[str, bytes] = {}
 
     # -- splits ------------------------------------------------------------------------------------------------
@@ -131,11 +133,17 @@ class SplitRead:
     ) -> Iterator[pa.RecordBatch]:
         file_schema = self.schema_manager.schema(meta.schema_id)
         by_id = {f.id: f for f in file_schema.fields}
-        # read-schema name -> name in the file (None: column added after this file was written)
+        # read-schema name -> name and type in the file (None: column added after this file was written)
         source: list[str | None] = []
+        casts: list[tuple[DataType, DataType] | None] = []
         for name in self.read_names:
-            f = by_id.get(self.read_schema.field(name).id)
+            current = self.read_schema.field(name)
+            f = by_id.get(current.id)
             source.append(f.name if f is not None else None)
+            # VARIANT goes through the cast module too: it refuses a shredded layout instead of dropping fields
+            changed = f is not None and (f.type.copy(nullable=True) != current.type.copy(nullable=True)
+                                         or isinstance(current.type, VariantType))
+            casts.append((f.type, current.type) if changed and f is not None else None)
         present = [s for s in source if s is not None]
         if system:
             present += [SEQUENCE_NUMBER, VALUE_KIND]
@@ -146,7 +154,7 @@ class SplitRead:
         try:
             with self.file_io.open_input(path) as stream:
                 for batch in fmt.read(stream, columns=present, batch_size=batch_size or self.batch_size):
-                    out = self._evolve(batch, source, target, system)
+                    out = self._evolve(batch, source, target, system, casts=casts, path=path)
                     if deleted is not None:
                         keep = pc.invert(deleted.slice(offset, out.num_rows))
                         offset += out.num_rows
@@ -168,17 +176,23 @@ class SplitRead:
         return pa.array(dv.is_deleted_mask(num_rows))
 
     def _evolve(
-        self, batch: pa.RecordBatch, source: list[str | None], target: pa.Schema, system: bool
+        self, batch: pa.RecordBatch, source: list[str | None], target: pa.Schema, system: bool,
+        *, casts: list[tuple[DataType, DataType] | None], path: str,
     ) -> pa.RecordBatch:
         arrays = []
         n = batch.num_rows
         names = source + ([SEQUENCE_NUMBER, VALUE_KIND] if system else [])
-        for field, src in zip(target, names):
+        types = casts + [None, None] if system else casts
+        for field, src, types_of in zip(target, names, types):
             if src is None:
                 arrays.append(pa.nulls(n, type=field.type))
                 continue
             arr = batch.column(src)
-            if not arr.type.equals(field.type):
+            if types_of is not None:
+                # Paimon's cast rules (SchemaEvolutionUtil): the file's type -> the column's current type.
+                arr = cast_array(arr, types_of[0], types_of[1], time_zone=self.time_zone,
+                                 context=f"column {field.name!r} of data file {path}")
+            elif not arr.type.equals(field.type):
                 arr = pc.cast(arr, field.type)
             arrays.append(arr)
         return pa.RecordBatch.from_arrays(arrays, schema=target)

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from laketide.exceptions import SchemaChangeError
+import pyarrow as pa
+
+from laketide.exceptions import CastError, SchemaChangeError, UnsupportedFeatureError
+from laketide.schema.cast_rules import can_cast
 from laketide.schema.table_schema import TableSchema
 from laketide.types import (
+    STRING,
+    ArrayType,
     BigIntType,
     CharType,
     DataField,
@@ -19,12 +24,18 @@ from laketide.types import (
     FloatType,
     IntType,
     LocalZonedTimestampType,
+    MapType,
+    MultisetType,
+    RowType,
     SmallIntType,
     TimestampType,
     TinyIntType,
     VarBinaryType,
     BinaryType,
     VarCharType,
+    VariantType,
+    is_nested,
+    iter_types,
 )
 
 __all__ = [
@@ -99,7 +110,12 @@ class DropColumn:
 
 @dataclass(frozen=True, slots=True)
 class UpdateColumnType:
-    name: str
+    """Change a column's type to any type Java's ``ALTER TABLE ... MODIFY`` accepts (DataTypeCasts plus a cast
+    rule; ``disable-explicit-type-casting`` limits it to widening). ``name`` may be a path into a nested column:
+    ``("s", "a")`` is field ``a`` of ROW column ``s``, ``("arr", "element")`` the elements of an ARRAY,
+    ``("m", "value")`` the values of a MAP. Older files read through the cast (laketide.schema.casts)."""
+
+    name: str | tuple[str, ...]
     new_type: DataType
 
 
@@ -154,8 +170,19 @@ def apply_changes(schema: TableSchema, changes: list[SchemaChange] | tuple[Schem
             if not ch.type.nullable:
                 # Existing rows have no value for it: Paimon refuses NOT NULL additions too.
                 raise SchemaChangeError(f"Column {ch.name!r} is added as NOT NULL; added columns must be nullable")
+            if any(isinstance(t, VariantType) for t in iter_types(ch.type)):
+                raise UnsupportedFeatureError(
+                    f"Cannot add column {ch.name!r} of type {ch.type}: laketide reads VARIANT columns but does not "
+                    "write them"
+                )
             highest += 1
-            new = DataField(id=highest, name=ch.name, type=ch.type, description=ch.comment)
+            column_id = highest
+            # Nested fields get fresh ids after the column's own (Paimon: ReassignFieldId), so that they never
+            # collide with ids the table used before.
+            counter = [highest]
+            new_type = _reassign_nested_ids(ch.type, counter)
+            highest = counter[0]
+            new = DataField(id=column_id, name=ch.name, type=new_type, description=ch.comment)
             move = ch.move or Move("last")
             if move.kind == "first":
                 fields.insert(0, new)
@@ -181,15 +208,15 @@ def apply_changes(schema: TableSchema, changes: list[SchemaChange] | tuple[Schem
             if not fields:
                 raise SchemaChangeError("Cannot drop every column of a table")
         elif isinstance(ch, UpdateColumnType):
-            i = index_of(ch.name)
-            old = fields[i].type
-            if ch.name in partition_keys or ch.name in primary_keys:
-                raise SchemaChangeError(f"Cannot change the type of key column {ch.name!r}")
-            new_type = ch.new_type.copy(nullable=old.nullable or ch.new_type.nullable)
-            if not can_widen(old, new_type):
-                raise SchemaChangeError(
-                    f"Cannot change column {ch.name!r} from {old} to {ch.new_type}: only widening is safe"
-                )
+            path = (ch.name,) if isinstance(ch.name, str) else tuple(ch.name)
+            if not path:
+                raise SchemaChangeError("UpdateColumnType needs a column name")
+            i = index_of(path[0])
+            if len(path) == 1 and (path[0] in partition_keys or path[0] in primary_keys):
+                raise SchemaChangeError(f"Cannot change the type of key column {path[0]!r}")
+            allow_explicit = options.get("disable-explicit-type-casting", "false").strip().lower() != "true"
+            new_type = _retype(fields[i].type, path, 1, ch.new_type, allow_explicit=allow_explicit)
+            _check_default(fields[i], new_type, path)
             fields[i] = replace(fields[i], type=new_type)
         elif isinstance(ch, UpdateColumnComment):
             i = index_of(ch.name)
@@ -208,6 +235,76 @@ def apply_changes(schema: TableSchema, changes: list[SchemaChange] | tuple[Schem
         comment=comment,
         time_millis=_now_ms(),
     )
+
+
+def _retype(current: DataType, path: tuple[str, ...], depth: int, new: DataType, *, allow_explicit: bool) -> DataType:
+    """``current`` with the type at ``path[depth:]`` replaced by ``new`` (Paimon: SchemaManager's nested
+    column modifier; ARRAY / MAP levels are named ``element`` / ``value``)."""
+    name = ".".join(path)
+    if depth == len(path):
+        # Changing a type never makes a column NOT NULL here: rows already written may hold nulls.
+        target = new.copy(nullable=current.nullable or new.nullable)
+        if current.copy(nullable=True) == target.copy(nullable=True):
+            return target  # no change (Java has no BOOLEAN -> BOOLEAN rule; an unchanged type never asks)
+        if isinstance(target, VariantType):
+            raise UnsupportedFeatureError(f"Cannot change column {name!r} to VARIANT: laketide does not write VARIANT")
+        if not can_cast(current, target, allow_explicit=allow_explicit):
+            how = "" if allow_explicit else " ('disable-explicit-type-casting' is set)"
+            raise SchemaChangeError(
+                f"Column type {name}[{current}] cannot be converted to {target}{how}: Paimon has no cast for it"
+                + (" (change the nested field instead)" if is_nested(current) and is_nested(target) else "")
+            )
+        return target
+    step = path[depth]
+    if isinstance(current, RowType):
+        for k, f in enumerate(current.fields):
+            if f.name == step:
+                changed = f.copy(type=_retype(f.type, path, depth + 1, new, allow_explicit=allow_explicit))
+                return replace(current, fields=current.fields[:k] + (changed,) + current.fields[k + 1:])
+        raise SchemaChangeError(f"Column {'.'.join(path[:depth + 1])!r} does not exist; {path[depth - 1]!r} has "
+                                f"fields {current.field_names}")
+    if isinstance(current, ArrayType) and step == "element":
+        return replace(current, element=_retype(current.element, path, depth + 1, new, allow_explicit=allow_explicit))
+    if isinstance(current, MapType) and step == "value":
+        return replace(current, value=_retype(current.value, path, depth + 1, new, allow_explicit=allow_explicit))
+    expected = {ArrayType: "'element'", MapType: "'value'"}.get(type(current), "nothing: it is not nested")
+    raise SchemaChangeError(f"Cannot change {name!r}: {'.'.join(path[:depth])} is {current}; the path can go on "
+                            f"with {expected}")
+
+
+def _reassign_nested_ids(dt: DataType, counter: list[int]) -> DataType:
+    # Java's RowType.Builder numbers a field after visiting its type: children before their parent.
+    if isinstance(dt, RowType):
+        fields = []
+        for f in dt.fields:
+            child = _reassign_nested_ids(f.type, counter)
+            counter[0] += 1
+            fields.append(f.copy(id=counter[0], type=child))
+        return replace(dt, fields=tuple(fields))
+    if isinstance(dt, ArrayType):
+        return replace(dt, element=_reassign_nested_ids(dt.element, counter))
+    if isinstance(dt, MultisetType):
+        return replace(dt, element=_reassign_nested_ids(dt.element, counter))
+    if isinstance(dt, MapType):
+        return replace(dt, key=_reassign_nested_ids(dt.key, counter), value=_reassign_nested_ids(dt.value, counter))
+    return dt
+
+
+def _check_default(field: DataField, new_type: DataType, path: tuple[str, ...]) -> None:
+    # Paimon keeps the default value through a type change, so it must still read as the new type.
+    if field.default_value is None or len(path) > 1 or is_nested(new_type):
+        return
+    from laketide.schema.casts import cast_array
+
+    text = field.default_value
+    if len(text) >= 2 and text.startswith("'") and text.endswith("'"):
+        text = text[1:-1]
+    try:
+        cast_array(pa.array([text], pa.string()), STRING, new_type)
+    except (CastError, UnsupportedFeatureError) as e:
+        raise SchemaChangeError(
+            f"Column {field.name!r}: its default value {field.default_value!r} does not read as {new_type}: {e}"
+        ) from e
 
 
 def _rename_in_options(options: dict[str, str], old: str, new: str) -> None:

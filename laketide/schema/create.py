@@ -11,10 +11,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from laketide.exceptions import InvalidOptionError, SchemaError
+from laketide.exceptions import InvalidOptionError, SchemaError, UnsupportedFeatureError
 from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
-from laketide.types import DataField, RowType, row_type_from_arrow_schema
+from laketide.types import DataField, RowType, VariantType, iter_types, row_type_from_arrow_schema
 
 __all__ = ["new_table_schema"]
 
@@ -43,6 +43,12 @@ def new_table_schema(
     except InvalidOptionError as e:
         raise InvalidOptionError(f"Table {table_name}: {e}") from e
     names = row_type.field_names
+    variants = [f.name for f in row_type.fields if any(isinstance(t, VariantType) for t in iter_types(f.type))]
+    if variants:
+        raise UnsupportedFeatureError(
+            f"Table {table_name}: columns {variants} hold VARIANT values; laketide reads VARIANT columns of tables "
+            "Java writes but does not write them yet"
+        )
     for what, keys in (("primary key", pk), ("partition key", parts)):
         unknown = [k for k in keys if k not in names]
         if unknown:

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from laketide.exceptions import CorruptMetadataError, SchemaError
+from laketide.exceptions import CorruptMetadataError, SchemaError, UnsupportedFeatureError
 from laketide.meta.json_util import jackson_dumps
 from laketide.types import DataField, RowType, field_from_json, field_to_json
 
@@ -107,5 +107,7 @@ class TableSchema:
                 comment=d.get("comment"),
                 time_millis=int(d.get("timeMillis") or 0),
             )
+        except UnsupportedFeatureError as e:
+            raise UnsupportedFeatureError(f"Schema file {path}: {e}") from e
         except (ValueError, KeyError, TypeError) as e:
             raise CorruptMetadataError(f"Cannot parse schema file {path}: {e!r}", path=path) from e

@@ -174,6 +174,7 @@ class PyPaimon:
         add_columns: pa.Schema | None = None,
         rename_columns: Mapping[str, str] | None = None,
         drop_columns: Sequence[str] = (),
+        column_types: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """Apply schema changes in one ``alter_table`` call, in the order of the keyword parameters.
 
@@ -197,6 +198,10 @@ class PyPaimon:
                 for old, new in (rename_columns or {}).items()
             ]
             changes += [{"action": "drop_column", "name": name} for name in drop_columns]
+            changes += [
+                {"action": "update_column_type", "name": name, "type": type_string}
+                for name, type_string in (column_types or {}).items()
+            ]
             return self.call(
                 "alter",
                 {"warehouse": str(warehouse), "identifier": identifier, "changes": changes},

@@ -19,7 +19,8 @@ Commands (``identifier`` is always ``"database.table"``):
   -> {"rows", "schema": [[name, type, nullable], ...], "snapshot_id"}
 - ``alter``: warehouse, identifier, changes: list of {"action": "add_column", "name", "schema_path"} |
   {"action": "rename_column", "name", "new_name"} | {"action": "drop_column", "name"} |
-  {"action": "set_option", "key", "value"} | {"action": "remove_option", "key"} -> {"schema_id", "fields"}
+  {"action": "set_option", "key", "value"} | {"action": "remove_option", "key"} |
+  {"action": "update_column_type", "name", "type"} (a Paimon type string, e.g. "BIGINT") -> {"schema_id", "fields"}
 - ``snapshot``: warehouse, identifier -> {"snapshot": <snapshot JSON as pypaimon serialises it> | null}
 """
 
@@ -151,6 +152,10 @@ def _schema_change(change: dict[str, Any]) -> Any:
         return SchemaChange.set_option(change["key"], str(change["value"]))
     if action == "remove_option":
         return SchemaChange.remove_option(change["key"])
+    if action == "update_column_type":
+        from pypaimon.schema.data_types import DataTypeParser
+
+        return SchemaChange.update_column_type(change["name"], DataTypeParser.parse_data_type(change["type"]))
     raise ValueError(f"unknown alter action {action!r}")
 
 

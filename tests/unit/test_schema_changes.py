@@ -21,7 +21,9 @@ from laketide.schema.changes import (
 )
 from laketide.schema.create import new_table_schema
 from laketide.types import (
+    ArrayType,
     BigIntType,
+    DateType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -80,7 +82,8 @@ def test_options_and_comments(base) -> None:  # noqa: ANN001
 @pytest.mark.parametrize("change", [
     DropColumn("id"), DropColumn("dt"), RenameColumn("dt", "day"), DropColumn("missing"),
     RenameColumn("a", "b"), AddColumn(name="a", type=IntType()), AddColumn(name="nn", type=IntType(nullable=False)),
-    UpdateColumnType("a", SmallIntType()), UpdateColumnType("b", IntType()), UpdateColumnType("id", DoubleType()),
+    # Java allows INT -> SMALLINT and STRING -> INT (explicit casts); it refuses these:
+    UpdateColumnType("a", DateType()), UpdateColumnType("b", ArrayType(IntType())), UpdateColumnType("id", DoubleType()),
     SetOption("bucket", "4"), SetOption("merge-engine", "first-row"), RemoveOption("bucket"),
     AddColumn(name="x", type=IntType(), move=Move.after("nope")),
 ])
