@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from laketide.exceptions import InvalidTypeError, SchemaError
+from laketide.exceptions import InvalidTypeError, SchemaError, UnsupportedFeatureError
 from laketide.types import (
     BYTES,
     MAX_LENGTH,
@@ -190,10 +190,16 @@ def test_json_without_ids_gets_java_counter_ids() -> None:
     assert isinstance(inner, RowType) and inner.fields[0].id == 2
 
 
-@pytest.mark.parametrize("bad", [42, {"type": "VECTOR"}, {"type": "ARRAY"}, {"name": "x"}])
+@pytest.mark.parametrize("bad", [42, {"type": "NO_SUCH_TYPE"}, {"type": "ARRAY"}, {"name": "x"}])
 def test_json_errors_are_typed(bad: object) -> None:
     with pytest.raises(InvalidTypeError):
         type_from_json(bad)
+
+
+def test_paimon_types_laketide_cannot_read_yet_are_named() -> None:
+    # VECTOR is a real Paimon type (not a corrupt schema): the error says it is unsupported, naming it.
+    with pytest.raises(UnsupportedFeatureError, match="VECTOR"):
+        type_from_json({"type": "VECTOR"})
 
 
 def test_java_schema_files_round_trip(compat_dir: Path) -> None:
