@@ -8,6 +8,7 @@ filtering itself follows SQL: comparisons with null are unknown, NOT keeps unkno
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 
@@ -56,7 +57,12 @@ def _coerce(value: object, t: pa.DataType) -> object:
         if isinstance(value, str):
             value = _parse_number(value)
         if isinstance(value, (float, Decimal)):
-            # A fractional literal keeps its value: `int_col > 1.5` must not become `> 1`.
+            # A fractional (or infinite, or NaN) literal keeps its value: `int_col > 1.5` must not
+            # become `> 1`; the comparison itself handles it exactly.
+            if isinstance(value, float) and not math.isfinite(value):
+                return value
+            if isinstance(value, Decimal) and not value.is_finite():
+                return value
             return int(value) if value == int(value) else value
         if isinstance(value, int):
             # Out-of-range values stay: `tiny_col < 1000` is a valid (always true) comparison.
@@ -242,6 +248,10 @@ def _leaf_expr(p: Leaf, t: pa.DataType | None) -> pc.Expression:
     if op in COMPARISONS:
         if p.literal is None:
             return _NULL_BOOL
+        if t is not None and pa.types.is_integer(t) and isinstance(p.literal, (float, Decimal)):
+            return _integer_comparison(f, op, p.literal)
+        if t is not None and pa.types.is_integer(t) and isinstance(p.literal, int) and not _fits_int64(p.literal):
+            return _integer_comparison(f, op, p.literal)
         lit = _scalar(p.literal, t)
         match op:
             case Op.EQ:
@@ -269,9 +279,56 @@ def _leaf_expr(p: Leaf, t: pa.DataType | None) -> pc.Expression:
     return pc.match_substring(f, pattern=pattern)
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _fits_int64(value: int) -> bool:
+    return _INT64_MIN <= value <= _INT64_MAX
+
+
+def _integer_comparison(f: pc.Expression, op: Op, value: float | Decimal | int) -> pc.Expression:
+    """`f op value` for an integer column and a fractional or out-of-range literal, exactly.
+
+    Arrow would compare through float64 (inexact beyond 2**53) or overflow; instead the bound is
+    moved to the nearest integer on the right side (`i > 1.5` is `i >= 2`), and a bound outside
+    int64 makes the comparison a constant (true or false for known values, unknown for nulls).
+    """
+    exact = Decimal(value) if not isinstance(value, Decimal) else value
+    if exact.is_nan():  # every comparison with NaN but != is false
+        return _known(f, op is Op.NE)
+    if exact.is_infinite():
+        above = exact > 0
+        return _known(f, op is Op.NE or (above and op in (Op.LT, Op.LE)) or (not above and op in (Op.GT, Op.GE)))
+    floor = int(exact.to_integral_value(rounding="ROUND_FLOOR"))
+    ceil = int(exact.to_integral_value(rounding="ROUND_CEILING"))
+    if op in (Op.EQ, Op.NE):
+        if floor != ceil or not _fits_int64(floor):  # no integer column value equals it
+            return _known(f, op is Op.NE)
+        return f == pc.scalar(floor) if op is Op.EQ else f != pc.scalar(floor)
+    # Integers x with x > v are those with x >= floor(v) + 1; x < v those with x <= ceil(v) - 1.
+    if op in (Op.GT, Op.GE):
+        lo = floor + 1 if op is Op.GT else ceil
+        if lo > _INT64_MAX:
+            return _known(f, False)
+        return _known(f, True) if lo <= _INT64_MIN else f >= pc.scalar(lo)
+    hi = ceil - 1 if op is Op.LT else floor
+    if hi < _INT64_MIN:
+        return _known(f, False)
+    return _known(f, True) if hi >= _INT64_MAX else f <= pc.scalar(hi)
+
+
+def _known(f: pc.Expression, value: bool) -> pc.Expression:
+    """`value` where `f` is known, unknown where it is null (SQL: a comparison with null)."""
+    return pc.if_else(f.is_valid(), pc.scalar(value), _NULL_BOOL)
+
+
 def _in_expr(f: pc.Expression, literals: tuple[object, ...], t: pa.DataType | None) -> pc.Expression:
     values = [v for v in literals if v is not None]
     has_null = len(values) != len(literals)
+    if t is not None and pa.types.is_integer(t):
+        # A fractional or out-of-range item can equal no value of the column: it only matters as
+        # "the list is not empty", which the known values below already say.
+        values = [v for v in values if isinstance(v, int) and _fits_int64(v)]
     if values:
         value_set = _typed(values, t)
         if value_set is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from laketide.exceptions import SchemaError
 from laketide.expr import Leaf, Op, Predicate, split_and
 from laketide.meta.bucket import bucket_of_values
 from laketide.types import DataType
@@ -51,6 +52,11 @@ def select_buckets(
         total *= len(d)
     if total > MAX_COMBINATIONS:
         return None
-    return {
-        bucket_of_values(list(combo), key_types, num_buckets=num_buckets) for combo in itertools.product(*domains)
-    }
+    buckets: set[int] = set()
+    for combo in itertools.product(*domains):
+        try:
+            buckets.add(bucket_of_values(list(combo), key_types, num_buckets=num_buckets))
+        except SchemaError:
+            # Not a value of the key's type (`int_key = 2.5`, or beyond its range): no row has this key.
+            continue
+    return buckets

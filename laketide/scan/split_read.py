@@ -71,7 +71,7 @@ class SplitRead:
         self.read_names = [n for n in full.names if n in needed]
         self.read_arrow_schema = pa.schema([full.field(n) for n in self.read_names])
         self.output_schema = pa.schema([full.field(n) for n in self.output_names])
-        self.filter = to_arrow_expression(predicate) if predicate is not None else None
+        self.filter = to_arrow_expression(predicate, schema=self.read_arrow_schema) if predicate is not None else None
         self.batch_size = batch_size
         self.time_zone = CoreOptions(read_schema.options).local_time_zone
         self._index_files: dict[str, bytes] = {}

@@ -566,3 +566,90 @@ def test_predicates_pickle_for_executors() -> None:
 
     p = parse_where("a IN (1, NULL) AND NOT s LIKE 'x%' OR d = DATE '2026-01-01'")
     assert pickle.loads(pickle.dumps(p)) == p
+
+
+# --------------------------------------------------------------------------------------------
+# Integer columns against fractional, huge, infinite and NaN literals: exact, never an overflow
+
+
+_INT_TYPES = [pa.int8(), pa.int32(), pa.int64()]
+_CMP_OPS = {Op.EQ: "=", Op.NE: "!=", Op.LT: "<", Op.LE: "<=", Op.GT: ">", Op.GE: ">="}
+
+
+def _int_literals() -> st.SearchStrategy[object]:
+    return st.one_of(
+        st.integers(min_value=-(2**70), max_value=2**70),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.decimals(allow_nan=False, allow_infinity=False, places=2, min_value=-(10**22), max_value=10**22),
+        st.sampled_from([2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 2**53 + 1, 1e20, -1e20, 0.5, -0.5]),
+    )
+
+
+def _oracle_cmp(x: int, op: Op, v: object) -> bool:
+    if isinstance(v, float) and math.isnan(v):
+        return op is Op.NE
+    return {
+        Op.EQ: lambda: x == v, Op.NE: lambda: x != v, Op.LT: lambda: x < v,  # type: ignore[operator]
+        Op.LE: lambda: x <= v, Op.GT: lambda: x > v, Op.GE: lambda: x >= v,  # type: ignore[operator]
+    }[op]()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    t=st.sampled_from(_INT_TYPES),
+    data=st.data(),
+    op=st.sampled_from(list(_CMP_OPS)),
+    literal=_int_literals(),
+)
+def test_integer_column_compares_exactly_with_any_number(t, data, op, literal):
+    info = {8: 2**7, 32: 2**31, 64: 2**63}[t.bit_width]
+    edge = [-info, info - 1, 0, 2**53 + 1 if t.bit_width == 64 else 1]
+    values = data.draw(st.lists(st.one_of(st.none(), st.sampled_from(edge), st.integers(-info, info - 1)), max_size=12))
+    table = pa.table({"i": pa.array(values, t)})
+    got = filter_table(table, Leaf(op, "i", (literal,)))["i"].to_pylist()
+    assert got == [x for x in values if x is not None and _oracle_cmp(x, op, literal)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    t=st.sampled_from(_INT_TYPES),
+    values=st.lists(st.one_of(st.none(), st.integers(-100, 100)), max_size=10),
+    items=st.lists(st.one_of(st.integers(-100, 100), st.decimals(-100, 100, places=1), st.floats(-100, 100),
+                             st.sampled_from([2**64, -(2**64), 2**63])), min_size=1, max_size=5),
+    negated=st.booleans(),
+)
+def test_integer_in_list_mixing_ints_decimals_floats(t, values, items, negated):
+    table = pa.table({"i": pa.array(values, t)})
+    leaf = Leaf(Op.NOT_IN if negated else Op.IN, "i", tuple(items))
+    got = filter_table(table, leaf)["i"].to_pylist()
+    assert got == [x for x in values if x is not None and ((x in items) != negated)]
+
+
+def test_table_read_with_literals_beyond_the_column(tmp_path):
+    import laketide
+
+    cat = laketide.load_catalog(warehouse=str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("n", pa.int32())])
+    for pk in ([], ["id"]):
+        name = f"db.t{len(pk)}"
+        t = cat.create_table(name, schema, primary_key=pk or None, options={"bucket": "1"} if pk else None)
+        t.write(pa.table({"id": [1, 2, 3], "n": [10, None, 30]}, schema=schema))
+        assert t.read(where="n < 1e20").num_rows == 2
+        assert t.read(where="n > 1e20").num_rows == 0
+        assert sorted(t.read(where="n in (10, 12.5, 30)")["id"].to_pylist()) == [1, 3]
+        assert t.read(where="id >= 1.5")["id"].to_pylist() == [2, 3]
+        assert t.read(where="id = 2.5").num_rows == 0
+        assert t.read(where="id in (2.5, 99999999999999999999999)").num_rows == 0
+
+
+def test_bucket_pruning_skips_literals_no_key_can_equal(tmp_path):
+    import laketide
+
+    cat = laketide.load_catalog(warehouse=str(tmp_path / "wh"))
+    cat.create_database("db")
+    schema = pa.schema([pa.field("k", pa.int32(), nullable=False), pa.field("v", pa.string())])
+    t = cat.create_table("db.t", schema, primary_key=["k"], options={"bucket": "4"})
+    t.write(pa.table({"k": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema))
+    assert t.read(where="k = 3000000000").num_rows == 0
+    assert t.read(where="k in (2, 2.5, 3000000000)")["v"].to_pylist() == ["b"]
