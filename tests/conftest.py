@@ -29,11 +29,10 @@ def compat_dir() -> Path:
 
 
 def paimon_cpp_tables() -> Path:
-    """Java-written tables from the Paimon C++ port's test data, kept beside the other compat material (data from
-    other repositories stays in ``shared/``, never in this repository); tests using it skip when it is absent."""
-    path = compat_path() / "tables" / "paimon-cpp"
+    """Java-written tables from the Paimon C++ port's test data (Apache-2.0), copied into ``tests/data/paimon-cpp``."""
+    path = Path(__file__).parent / "data" / "paimon-cpp"
     if not path.is_dir():
-        pytest.skip(f"Java-written tables of the Paimon C++ port not found at {path}")
+        pytest.fail(f"Java-written tables of the Paimon C++ port not found at {path}", pytrace=False)
     return path
 
 
