@@ -33,7 +33,6 @@ from pyspark.sql.types import StructType
 
 from laketide.exceptions import InvalidOptionError, NoSuchSnapshotError
 from laketide.meta.manifest import DataFileMeta, FileKind
-from laketide.meta.paths import partition_path
 from laketide.meta.snapshot import CommitKind, Snapshot
 from laketide.scan.split import DataSplit
 from laketide.spark.errors import surfaced, surfaced_iter
@@ -175,8 +174,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             for split in table.scan(snapshot_id=first).plan():
                 groups[(split.partition, split.bucket)] = (split, [])
         scan = table.file_scan()
-        default = table.options.partition_default_name
-        keys = table.partition_keys
+        paths = table.store.path_factory
         for sid in range(first + 1, last + 1):
             try:
                 snap: Snapshot = table.snapshot(sid)
@@ -188,10 +186,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 for e in scan.manifest(meta.file_name):
                     if e.kind is not FileKind.ADD:
                         continue
-                    part_dir = partition_path(keys, scan.partition_codec.values(e.partition), default_name=default)
-                    bucket_dir = f"{table.path}/{part_dir}/bucket-{e.bucket}" if part_dir else \
-                        f"{table.path}/bucket-{e.bucket}"
-                    path = e.file.external_path or f"{bucket_dir}/{e.file.file_name}"
+                    path = paths.data_file_paths(e.partition, e.bucket, e.file)[0]
                     group = groups.setdefault((e.partition, e.bucket), (None, []))
                     group[1].append(_DeltaFile(snapshot_id=sid, file=e.file, path=path))
         out = []

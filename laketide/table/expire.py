@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from laketide.exceptions import CorruptMetadataError, FileIOError, InvalidOptionError
 from laketide.meta.manifest import FileKind, ManifestEntry
-from laketide.meta.paths import partition_path
+from laketide.meta.paths import FileStorePathFactory
 from laketide.meta.snapshot import Snapshot
 from laketide.options import ConfigOption, OptionType
 from laketide.scan.file_scan import FileStoreScan
@@ -59,38 +59,21 @@ _READ_ERRORS = (FileIOError, CorruptMetadataError)
 class TablePathResolver:
     """Paths of a table's files from their manifest entries (data, changelog, index, statistics)."""
 
-    def __init__(self, table: Table, scan: FileStoreScan) -> None:
-        self.table_path = table.path
-        self.scan = scan
-        self.keys = list(table.partition_keys)
-        self.default_name = table.options.partition_default_name
-        self._dirs: dict[tuple[bytes, int], str] = {}
-
-    def bucket_dir(self, partition: bytes, bucket: int) -> str:
-        key = (partition, bucket)
-        d = self._dirs.get(key)
-        if d is None:
-            part = partition_path(self.keys, self.scan.partition_codec.values(partition),
-                                  default_name=self.default_name) if self.keys else ""
-            d = f"{self.table_path}/{part}/bucket-{bucket}" if part else f"{self.table_path}/bucket-{bucket}"
-            self._dirs[key] = d
-        return d
+    def __init__(self, paths: FileStorePathFactory) -> None:
+        self.paths = paths
 
     def data_paths(self, entry: ManifestEntry) -> list[str]:
         """The data file of ``entry`` and its extra files (e.g. embedded file indexes)."""
-        f = entry.file
-        d = self.bucket_dir(entry.partition, entry.bucket)
-        main = f.external_path or f"{d}/{f.file_name}"
-        return [main, *(f"{d}/{x}" for x in f.extra_files)]
+        return self.paths.data_file_paths(entry.partition, entry.bucket, entry.file)
 
     def manifest(self, name: str) -> str:
-        return f"{self.table_path}/manifest/{name}"
+        return self.paths.manifest_path(name)
 
     def index(self, name: str, external_path: str | None = None) -> str:
-        return external_path or f"{self.table_path}/index/{name}"
+        return self.paths.index_file_path(name, external_path)
 
     def statistics(self, name: str) -> str:
-        return f"{self.table_path}/statistics/{name}"
+        return self.paths.statistics_path(name)
 
 
 def list_tags(table: Table) -> list[Snapshot]:
@@ -179,7 +162,8 @@ def _expire_until(table: Table, earliest: int, end: int) -> int:
         return 0  # the snapshot to keep is gone: a concurrent expiration or rollback is at work
     expired, keep = snapshots[:-1], snapshots[-1]
     scan = table.file_scan()
-    paths = TablePathResolver(table, scan)
+    assert scan.path_factory is not None
+    paths = TablePathResolver(scan.path_factory)
     tags = [t for t in list_tags(table) if t.id < end]
 
     # Data files: those the delta of a snapshot deleted were live only in older snapshots. Each snapshot's list is

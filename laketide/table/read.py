@@ -134,14 +134,11 @@ class TableScan:
             entries = [e for e in entries if e.file.level > 0]
             if options.deletion_vectors_enabled:
                 deletion_files = self._deletion_files(scan)
-        values = {e.partition: scan.partition_codec.values(e.partition) for e in entries}
+        assert scan.path_factory is not None
         return generate_splits(
             entries,
             snapshot_id=self.snapshot.id,
-            table_path=self.table.path,
-            partition_keys=self.schema.partition_keys,
-            partition_values=values,
-            default_partition_name=options.partition_default_name,
+            paths=scan.path_factory,
             merge=bool(self.schema.primary_keys),
             deletion_files=deletion_files,
         )

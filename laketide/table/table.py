@@ -32,10 +32,11 @@ from laketide.meta.manifest import ManifestEntry
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
 from laketide.options import CoreOptions
-from laketide.scan.file_scan import FileStoreScan
+from laketide.scan.file_scan import FileStoreScan, max_sequence_per_bucket
 from laketide.schema.changes import SchemaChange
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
+from laketide.store import FileStore
 from laketide.table.read import TableScan
 from laketide.write.commit import FileStoreCommit
 from laketide.write.table_write import TableWrite
@@ -72,6 +73,7 @@ class Table:
         if latest is None:
             raise SchemaError(f"Table {name} at {path} has no schema")
         self._schema = latest
+        self._store: FileStore | None = None
         # The live files of the last snapshot a writer restored from: the commit that follows checks its new
         # files against the same snapshot, usually, and reuses the plan instead of reading the manifests again.
         self._restored_plan: tuple[tuple[int, str], list[ManifestEntry]] | None = None
@@ -82,8 +84,19 @@ class Table:
         return self._schema
 
     @property
+    def store(self) -> FileStore:
+        """The store of the current schema (rebuilt when ``alter`` or ``refresh`` changes the schema)."""
+        store = self._store
+        if store is None or store.schema is not self._schema:
+            store = self._store = FileStore.create(
+                file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,
+                schema_manager=self.schema_manager, snapshot_manager=self.snapshot_manager,
+            )
+        return store
+
+    @property
     def options(self) -> CoreOptions:
-        return CoreOptions(self._schema.options)
+        return self.store.options
 
     @property
     def arrow_schema(self) -> pa.Schema:
@@ -103,7 +116,7 @@ class Table:
     def deleter(self) -> TableFileDeleter:
         """The one way maintenance deletes this table's files: never outside its directory (or its
         ``data-file.external-paths``)."""
-        return TableFileDeleter.for_options(self.file_io, self.path, self._schema.options, table_name=self.name)
+        return self.store.deleter
 
     def refresh(self) -> Table:
         """Reload the latest schema (after another process altered the table)."""
@@ -180,8 +193,7 @@ class Table:
 
         compacts = compact and bool(self._schema.primary_keys) and not self.options.write_only
         restore = BucketFiles(self) if compacts else None
-        return TableWrite(
-            file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,
+        return self.store.new_write(
             restore_sequence=restore.max_sequence if restore is not None else self._sequence_restorer(),
             wrap_writer=compacting_writer_factory(self, restore) if restore is not None else None,
         )
@@ -374,24 +386,14 @@ class Table:
 
     # -- helpers -----------------------------------------------------------------------------------------------
     def _committer(self, commit_user: str | None) -> FileStoreCommit:
-        return FileStoreCommit(
-            file_io=self.file_io,
-            table_path=self.path,
-            table_name=self.name,
-            schema=self._schema,
-            snapshot_manager=self.snapshot_manager,
-            scan_factory=self.file_scan,
-            commit_user=commit_user or self._new_commit_user(),
-            restored_plan=self.restored_plan,
-        )
+        return self.store.new_commit(commit_user or self._new_commit_user(), restored_plan=self.restored_plan)
 
     def _new_commit_user(self) -> str:
         prefix = self.options.commit_user_prefix
         return f"{prefix}_{uuid.uuid4()}" if prefix else str(uuid.uuid4())
 
     def file_scan(self) -> FileStoreScan:
-        return FileStoreScan(file_io=self.file_io, table_path=self.path, schema_manager=self.schema_manager,
-                             schema=self._schema)
+        return self.store.new_scan()
 
     def plan_to_restore(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """Every live file of ``snapshot``, for a writer restoring its buckets (kept for the commit to reuse)."""
@@ -410,12 +412,8 @@ class Table:
         def restore(partition: bytes, bucket: int) -> int | None:
             nonlocal cache
             if cache is None:
-                cache = {}
                 latest = self.snapshot_manager.latest_snapshot()
-                if latest is not None:
-                    for e in self.plan_to_restore(latest):
-                        key = (e.partition, e.bucket)
-                        cache[key] = max(cache.get(key, -1), e.file.max_sequence_number)
+                cache = max_sequence_per_bucket(self.plan_to_restore(latest)) if latest is not None else {}
             return cache.get((partition, bucket))
 
         return restore

@@ -47,7 +47,6 @@ from laketide.write.commit_checks import (
     CommittedFiles,
     check_origin,
     check_sequences,
-    message_file_paths,
     new_file_names,
     refuse_committed,
 )
@@ -509,14 +508,13 @@ class FileStoreCommit:
         if held:
             _LOG.warning("Table %s: aborted commit messages hold %d files a snapshot references; they are kept: %s",
                          self.table_name, len(held), list(held.items())[:_SHOWN_FILES])
-        scan = self._scan()
-        paths = TablePaths(self.table_path)
+        paths = self._scan().path_factory
+        assert paths is not None
         deleter = TableFileDeleter.for_options(self.file_io, self.table_path, self.schema.options,
                                                table_name=self.table_name)
-        default = self.options.partition_default_name
         for name, (m, f) in names.items():
             if name not in held:
-                deleter.delete_all(message_file_paths(m, f, paths=paths, scan=scan, default_partition=default))
+                deleter.delete_all(paths.data_file_paths(m.partition, m.bucket, f))
 
     def _partitions_predicate(self, scan: FileStoreScan, partitions: set[bytes]) -> Predicate | None:
         keys = list(self.schema.partition_keys)

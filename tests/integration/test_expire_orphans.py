@@ -53,7 +53,7 @@ def referenced_by(t: Table, snapshot_ids: list[int]) -> set[str]:
     """What the given snapshots need, computed independently of the cleanup code: their snapshot files, manifest
     lists, manifests and live data files."""
     scan = t.file_scan()
-    paths = TablePathResolver(t, scan)
+    paths = TablePathResolver(scan.path_factory)
     snap_dir = t.snapshot_manager.snapshot_dir
     out = {f"{snap_dir}/EARLIEST", f"{snap_dir}/LATEST"}
     for sid in snapshot_ids:
@@ -143,7 +143,7 @@ def test_tags_and_consumers_keep_what_they_need(tmp_path) -> None:  # noqa: ANN0
 
 def _tag_files(t: Table, tag: Snapshot) -> set[str]:
     scan = t.file_scan()
-    paths = TablePathResolver(t, scan)
+    paths = TablePathResolver(scan.path_factory)
     out = {paths.manifest(tag.base_manifest_list), paths.manifest(tag.delta_manifest_list)}
     out |= {paths.manifest(m.file_name) for m in scan.data_manifests(tag)}
     return out | {p for e in scan.plan(tag) for p in paths.data_paths(e)}

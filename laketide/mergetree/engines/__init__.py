@@ -44,7 +44,7 @@ def merge_spec_for(schema: TableSchema) -> MergeSpec:
     return MergeSpec(
         key_names=tuple(schema.trimmed_primary_keys),
         sequence_fields=tuple(options.sequence_field),
-        sequence_descending=options.raw("sequence.field.sort-order") == "descending",
+        sequence_descending=options.sequence_field_sort_order == "descending",
     )
 
 
