@@ -91,12 +91,15 @@ class FileStoreScan:
     def manifest(self, name: str) -> list[ManifestEntry]:
         return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", ManifestEntry.from_record)
 
+    def index_manifest(self, name: str) -> list[IndexManifestEntry]:
+        """Every entry (ADD and DELETE) of index manifest ``name``."""
+        return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", IndexManifestEntry.from_record)
+
     def index_entries(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
         """Live index files (hash indexes, deletion vectors) of ``snapshot``."""
         if not snapshot.index_manifest:
             return []
-        entries = read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{snapshot.index_manifest}",
-                               IndexManifestEntry.from_record)
+        entries = self.index_manifest(snapshot.index_manifest)
         live: dict[tuple[bytes, int, str], IndexManifestEntry] = {}
         for e in entries:
             key = (e.partition, e.bucket, e.index_file.file_name)

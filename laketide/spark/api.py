@@ -49,10 +49,10 @@ def _options(warehouse: str | None, options: Mapping[str, Any] | None) -> dict[s
     return out
 
 
-def _resolve(spark: SparkSession | None, name: str, warehouse: str | None,
+def resolve_table(spark: SparkSession | None, name: str, warehouse: str | None,
              options: Mapping[str, Any] | None) -> tuple[dict[str, str], TableRef]:
     """The data source options of a helper call (warehouse made explicit and absolute) and its table."""
-    from laketide.spark.session import _registered_warehouse, ensure_registered, session_defaults
+    from laketide.spark.session import registered_warehouse, ensure_registered, session_defaults
 
     opts = _options(warehouse, options)
     if spark is not None:
@@ -61,7 +61,7 @@ def _resolve(spark: SparkSession | None, name: str, warehouse: str | None,
             if not any(o.lower() == k for o in opts):
                 opts[k] = v
     if not any(k.lower() == "warehouse" for k in opts):
-        wh = _registered_warehouse()
+        wh = registered_warehouse()
         if wh is not None:
             opts["warehouse"] = wh
     for k in [k for k in opts if k.lower() == "warehouse"]:
@@ -71,7 +71,7 @@ def _resolve(spark: SparkSession | None, name: str, warehouse: str | None,
 
 
 def _table(name: str, warehouse: str | None, options: Mapping[str, str]) -> Any:
-    return _resolve(None, name, warehouse, options)[1].data_table()
+    return resolve_table(None, name, warehouse, options)[1].data_table()
 
 
 @contextmanager
@@ -168,7 +168,7 @@ def _write(
 ) -> None:
     mode = _save_mode(mode)
     spark = df.sparkSession
-    opts, ref = _resolve(spark, name, warehouse, options)
+    opts, ref = resolve_table(spark, name, warehouse, options)
     ref.writable()
     from laketide.spark.options import refuse_time_travel
 
@@ -311,7 +311,7 @@ def read(
     files fixed now: it sees no later commit, and fails once compaction and snapshot expiry remove its files.
     """
     with _spark_errors():
-        opts, ref = _resolve(spark, name, warehouse, options)
+        opts, ref = resolve_table(spark, name, warehouse, options)
         check_options(opts, "read", table=ref.full_name)
         if native and ref.system_table is None:
             df = _native_read(spark, ref, columns=columns, snapshot_id=snapshot_id, tag=tag,
@@ -388,7 +388,7 @@ def read_stream(
     """A streaming DataFrame of the table's new rows; ``changes`` (default: primary-key tables) reads the audit
     log, i.e. every change with its ``rowkind``."""
     with _spark_errors():
-        opts, ref = _resolve(spark, name, warehouse, options)
+        opts, ref = resolve_table(spark, name, warehouse, options)
         check_options(opts, "stream read", table=ref.full_name)
         if scan_mode is not None:
             opts["scan.mode"] = scan_mode
@@ -417,7 +417,7 @@ def write_stream(
     ``trigger`` is passed to ``DataStreamWriter.trigger`` (e.g. ``{"availableNow": True}``).
     """
     with _spark_errors():
-        opts, ref = _resolve(df.sparkSession, name, warehouse, options)
+        opts, ref = resolve_table(df.sparkSession, name, warehouse, options)
         ref.writable()
         check_options(opts, "stream write", table=ref.name)
         internal = [k for k in opts if k.lower().startswith("laketide.") and k.lower() != "laketide.test.fail-after-commit-batch"]
@@ -508,14 +508,14 @@ def register_views(
 
 
 def _view_options(spark: SparkSession, warehouse: str | None, options: Mapping[str, Any] | None) -> dict[str, str]:
-    from laketide.spark.session import _registered_warehouse, ensure_registered, session_defaults
+    from laketide.spark.session import registered_warehouse, ensure_registered, session_defaults
 
     ensure_registered(spark)
     opts = _options(warehouse, options)
     for k, v in session_defaults(spark).items():
         opts.setdefault(k, v)
     if "warehouse" not in opts:
-        wh = _registered_warehouse()
+        wh = registered_warehouse()
         if wh is None:
             raise InvalidOptionError("laketide: views need warehouse= (or laketide.spark.session(warehouse=...))")
         opts["warehouse"] = wh

@@ -184,7 +184,7 @@ def _partition_predicate(
 ) -> Predicate | None:
     preds: list[Predicate] = []
     if partitions:
-        parts = [table._partition_filter(p) for p in partitions]
+        parts = [table.partition_filter(p) for p in partitions]
         if any(p is None for p in parts):
             parts = []  # an empty mapping selects every partition
         preds.extend([or_(*[p for p in parts if p is not None])] if parts else [])

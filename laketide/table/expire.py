@@ -260,17 +260,10 @@ def _metadata_names(scan: FileStoreScan, s: Snapshot) -> set[str]:
     names.update(m.file_name for m in scan.data_manifests(s))
     if s.index_manifest:
         names.add(s.index_manifest)
-        names.update(e.index_file.file_name for e in _index_entries(scan, s.index_manifest))
+        names.update(e.index_file.file_name for e in scan.index_manifest(s.index_manifest))
     if s.statistics:
         names.add(s.statistics)
     return names
-
-
-def _index_entries(scan: FileStoreScan, name: str) -> list:  # type: ignore[type-arg]
-    from laketide.meta.manifest import IndexManifestEntry
-    from laketide.meta.manifest_io import read_objects
-
-    return read_objects(scan.file_io.read_bytes, f"{scan.manifest_dir}/{name}", IndexManifestEntry.from_record)
 
 
 def _unused_metadata(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot, skipping: set[str]) -> Iterable[str]:
@@ -296,7 +289,7 @@ def _unused_metadata(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot,
             yield paths.manifest(lst)
     if s.index_manifest:
         try:
-            entries = _index_entries(scan, s.index_manifest)
+            entries = scan.index_manifest(s.index_manifest)
         except _READ_ERRORS:
             entries = []
         for e in entries:

@@ -138,7 +138,6 @@ def _used_names(table: Table) -> set[str]:
 
 
 def _collect(scan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:  # noqa: ANN001
-    from laketide.table.expire import _index_entries
 
     for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
         if not lst:
@@ -156,7 +155,7 @@ def _collect(scan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> Non
                     used.add(_name(e.file.external_path))
     if s.index_manifest:
         used.add(s.index_manifest)
-        for ie in _index_entries(scan, s.index_manifest):
+        for ie in scan.index_manifest(s.index_manifest):
             used.add(ie.index_file.file_name)
     if s.statistics:
         used.add(s.statistics)

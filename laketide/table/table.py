@@ -37,6 +37,7 @@ from laketide.schema.changes import SchemaChange
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
 from laketide.store import FileStore
+from laketide.table.incremental import IncrementalScan
 from laketide.table.read import TableScan
 from laketide.write.commit import FileStoreCommit
 from laketide.write.table_write import TableWrite
@@ -176,6 +177,29 @@ class Table:
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
                          timestamp_ms=timestamp_ms, read_optimized=read_optimized).to_arrow()
 
+    def incremental_scan(self) -> IncrementalScan:
+        """Plans and reads the changes between snapshots (what a streaming read consumes)."""
+        return IncrementalScan(self)
+
+    def read_changes(
+        self,
+        start_snapshot: int,
+        end_snapshot: int | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+        full_start: bool = False,
+    ) -> pa.Table:
+        """The rows written after snapshot ``start_snapshot`` up to ``end_snapshot`` (default: the latest), with
+        their row kind in a first ``rowkind`` column (+I, -U, +U, -D), as ``db.t$audit_log`` streams them.
+        ``full_start`` includes the whole content of ``start_snapshot`` first (as inserts)."""
+        end = (self.snapshot_manager.latest_snapshot_id() or 0) if end_snapshot is None else end_snapshot
+        if start_snapshot < 0 or end < start_snapshot:
+            raise InvalidOptionError(
+                f"Table {self.name}: read_changes needs 0 <= start_snapshot <= end_snapshot, got "
+                f"{start_snapshot} and {end}"
+            )
+        return IncrementalScan(self).to_arrow(start_snapshot, end, full_start=full_start, columns=columns)
+
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
 
@@ -239,7 +263,7 @@ class Table:
         kwargs: dict[str, Any] = {}
         if commit_identifier is not None:
             kwargs["commit_identifier"] = commit_identifier
-        where = overwrite_where if overwrite_where is not None else self._partition_filter(partition)
+        where = overwrite_where if overwrite_where is not None else self.partition_filter(partition)
         try:
             sid = committer.commit(
                 messages,
@@ -418,7 +442,9 @@ class Table:
 
         return restore
 
-    def _partition_filter(self, partition: Mapping[str, object] | None) -> Predicate | None:
+    def partition_filter(self, partition: Mapping[str, object] | None) -> Predicate | None:
+        """The predicate selecting partition ``{key: value}`` (None for no partition); SchemaError for a key that
+        is not a partition key."""
         if not partition:
             return None
         unknown = [k for k in partition if k not in self._schema.partition_keys]
@@ -438,7 +464,7 @@ class Table:
         from laketide.write.conform import to_arrow
 
         table = to_arrow(data)
-        pred = self._partition_filter(partition)
+        pred = self.partition_filter(partition)
         if pred is None or table.num_rows == 0:
             return
         outside = filter_table(table.select(list(partition)), or_(negate(pred), *[

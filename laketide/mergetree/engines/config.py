@@ -14,7 +14,7 @@ from laketide.mergetree.engines.agg_functions import (
     PrimaryKeyAgg,
     create_aggregator,
 )
-from laketide.mergetree.engines.agg_functions import _bool_option as bool_option
+from laketide.mergetree.engines.agg_functions import bool_option
 from laketide.options import CoreOptions, MergeEngine
 from laketide.schema.table_schema import TableSchema
 from laketide.types import (
