@@ -12,8 +12,11 @@ options, options of features laketide does not implement) stay untouched, exactl
 from __future__ import annotations
 
 import builtins
-
+import difflib
 import enum
+import functools
+import importlib.resources
+import logging
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -40,10 +43,14 @@ __all__ = [
     "parse_duration",
     "parse_memory_size",
     "parse_stats_mode",
+    "unknown_option_keys",
     "unsupported_write_options",
+    "warn_unknown_options",
 ]
 
 T = TypeVar("T")
+
+_LOG = logging.getLogger(__name__)
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -860,6 +867,43 @@ def unsupported_write_options(options: Mapping[str, str]) -> list[tuple[str, Uns
                 found.append((key, entry))
                 break
     return found
+
+
+# Families of keys whose middle part names a column, an index type or a format (Paimon: fields.<col>.<option>,
+# file-index.<type>.<...>, the file formats' own '<format>.<option>' settings).
+_KEY_FAMILIES = ("fields.", "file-index.", "parquet.", "orc.", "avro.", "csv.", "json.", "text.", "lance.", "blob.")
+
+
+@functools.cache
+def _paimon_option_keys() -> frozenset[str]:
+    text = importlib.resources.files("laketide").joinpath("data/paimon_option_keys.txt").read_text("utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+@functools.cache
+def _known_keys() -> frozenset[str]:
+    own = {k for option in CoreOptions.known_options() for k in (option.key, *option.fallback_keys)}
+    return frozenset(own) | _paimon_option_keys()
+
+
+def unknown_option_keys(options: Mapping[str, str]) -> list[str]:
+    """Keys of ``options`` that neither laketide nor Apache Paimon declares (most likely typos)."""
+    known = _known_keys()
+    return [k for k in options if k not in known and not k.startswith(_KEY_FAMILIES)
+            and not any(entry.matches(k) for entry in UNSUPPORTED_WRITE_OPTIONS)]
+
+
+def warn_unknown_options(options: Mapping[str, str], *, table_name: str, keys: Iterable[str] | None = None) -> None:
+    """Log a warning for each unknown key (only ``keys``, when given): it is kept in the schema, as Java keeps it,
+    but changes nothing laketide or Paimon does, which is rarely what the user meant."""
+    wanted = None if keys is None else set(keys)
+    for key in unknown_option_keys(options):
+        if wanted is not None and key not in wanted:
+            continue
+        close = difflib.get_close_matches(key, sorted(_known_keys()), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        _LOG.warning("Table %s: option %r is not a Paimon option; it is kept but has no effect%s",
+                     table_name, key, hint)
 
 
 def check_write_options(

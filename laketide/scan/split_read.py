@@ -21,7 +21,7 @@ from laketide.format import file_format
 from laketide.fs import FileIO
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.mergetree.engines import merge_function_for
 from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs

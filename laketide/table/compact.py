@@ -37,7 +37,7 @@ from laketide.mergetree.key_order import py_key
 from laketide.mergetree.sort_merge import SortMergeSettings
 from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.write.file_writer import RollingFileWriter
+from laketide.io.file_writer import RollingFileWriter
 from laketide.write.table_write import TableWrite
 
 if TYPE_CHECKING:

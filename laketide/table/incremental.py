@@ -20,7 +20,7 @@ import pyarrow as pa
 from laketide.exceptions import NoSuchSnapshotError
 from laketide.meta.manifest import DataFileMeta, FileKind
 from laketide.meta.snapshot import CommitKind, Snapshot
-from laketide.mergetree.kv import VALUE_KIND
+from laketide.io.kv import VALUE_KIND
 from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.fs import FileIO
-from laketide.mergetree.kv import VALUE_KIND, RowKind
+from laketide.io.kv import VALUE_KIND, RowKind
 from laketide.meta.binary_row import serialize_binary_row, serialize_rows_arrow
 from laketide.options import CoreOptions, MergeEngine
 from laketide.scan.file_scan import PartitionCodec

@@ -28,7 +28,7 @@ from laketide.meta.commit_message import CommitMessage, KeyIndexBase, WriteOrigi
 from laketide.meta.manifest import DataFileMeta
 from laketide.meta.paths import FileStorePathFactory
 from laketide.meta.snapshot_manager import SnapshotManager
-from laketide.mergetree.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
+from laketide.io.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
 from laketide.mergetree.engines import check_writable, merge_function_for
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.options import CoreOptions, check_write_options
@@ -46,7 +46,7 @@ from laketide.write.bucket_assigner import (
 from laketide.write.bucketing import Group, split_by_partition_and_bucket
 from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
-from laketide.write.file_writer import KeyLayout, RollingFileWriter, StatsLayout
+from laketide.io.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
 __all__ = ["TableWrite"]
 

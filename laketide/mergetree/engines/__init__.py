@@ -22,7 +22,7 @@ from laketide.mergetree.engines.config import (
 )
 from laketide.mergetree.engines.first_row import FIRST_ROW_DELETE_HELP, FirstRowMergeFunction
 from laketide.mergetree.engines.partial_update import DELETE_HELP, PartialUpdateMergeFunction
-from laketide.mergetree.kv import VALUE_KIND, RowKind
+from laketide.io.kv import VALUE_KIND, RowKind
 from laketide.mergetree.merge import DeduplicateMergeFunction, MergeFunction, MergeSpec
 from laketide.options import CoreOptions, MergeEngine
 from laketide.schema.table_schema import TableSchema
