@@ -27,7 +27,6 @@ from laketide.spark.writer import (
     ROUTED_ROW_KIND,
     key_index_option,
 )
-from laketide.write.bucket_assigner import dynamic_bucket_mode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -92,27 +91,19 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType
 
-    from laketide.meta.bucket import bucket_ids
-    from laketide.types import to_arrow_type
-
-    n = table.options.bucket
+    router = table.store.bucket_router()
+    n = router.num_buckets
     part_keys = list(table.partition_keys)
-    if n == -1 and table.primary_keys:  # dynamic buckets: assigner stage first (laketide.spark.writer)
+    if router.mode in ("dynamic", "cross-partition"):  # assigner stage first (laketide.spark.writer)
         from laketide.spark.writer import with_dynamic_buckets
 
         return with_dynamic_buckets(df, table, num_tasks=num_tasks)
-    if n <= 0:  # unaware-bucket append table: any task may write anywhere
+    if router.mode != "fixed":  # unaware-bucket append table: any task may write anywhere
         return df.repartition(num_tasks) if num_tasks is not None else df
-    keys = list(table.schema.bucket_keys())
-    key_types = [table.schema.field(k).type for k in keys]
-    arrow_types = [to_arrow_type(t) for t in key_types]
-
-    def bucket_of(*columns: pa.Array) -> pa.Array:
-        cols = [c.cast(t) for c, t in zip(columns, arrow_types)]
-        return pa.array(bucket_ids(pa.table(cols, names=keys), keys, key_types, n), pa.int32())
 
     make_udf: Any = arrow_udf  # its stubs know no variadic scalar functions
-    bucketed = df.withColumn(BUCKET_COLUMN, make_udf(bucket_of, IntegerType())(*[df[k] for k in keys]))
+    bucket_of = make_udf(router.buckets, IntegerType())
+    bucketed = df.withColumn(BUCKET_COLUMN, bucket_of(*[df[k] for k in router.key_columns]))
     if num_tasks is None:
         shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
         num_tasks = n if not part_keys else max(shuffle, 1)
@@ -231,7 +222,7 @@ def _write(
     if partition:
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in partition.items())
     try:
-        if dynamic_bucket_mode(table.schema) == "cross-partition":
+        if table.store.bucket_mode == "cross-partition":
             from laketide.spark.cross_partition import cross_partition_routed
 
             with cross_partition_routed(df, table, num_tasks=num_tasks) as (routed, report):
@@ -430,7 +421,7 @@ def write_stream(
                 f"{RESERVED_PREFIX!r}, which laketide keeps for its own routing columns"
             )
         table = ref.data_table()
-        if dynamic_bucket_mode(table.schema) == "cross-partition":
+        if table.store.bucket_mode == "cross-partition":
             # The key lookup joins each micro-batch with the table as it is then: a batch write per micro-batch,
             # committed under (query, batch id) like the sink's commits.
             writer: DataStreamWriter = df.writeStream.foreachBatch(

@@ -4,5 +4,6 @@ Paimon: org.apache.paimon.FileStore
 """
 
 from laketide.store.file_store import AppendOnlyFileStore, BucketMode, FileStore, KeyValueFileStore
+from laketide.store.routing import BucketRouter, DynamicBucketTask
 
-__all__ = ["AppendOnlyFileStore", "BucketMode", "FileStore", "KeyValueFileStore"]
+__all__ = ["AppendOnlyFileStore", "BucketMode", "BucketRouter", "DynamicBucketTask", "FileStore", "KeyValueFileStore"]

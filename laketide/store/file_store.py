@@ -26,6 +26,7 @@ from laketide.scan.file_scan import FileStoreScan, max_sequence_per_bucket
 from laketide.scan.split_read import SplitRead
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
+from laketide.store.routing import BucketRouter
 from laketide.types import DataType
 from laketide.write.bucket_assigner import dynamic_bucket_mode
 from laketide.write.commit import FileStoreCommit
@@ -162,6 +163,10 @@ class FileStore:
             snapshot_manager=self.snapshot_manager, scan_factory=self.new_scan, commit_user=commit_user,
             restored_plan=restored_plan,
         )
+
+    def bucket_router(self) -> BucketRouter:
+        """The public routing of rows to buckets (fixed) or bucket assigners (dynamic), for engines."""
+        return BucketRouter(self)
 
     # -- questions about the live files -------------------------------------------------------------------------
     @staticmethod

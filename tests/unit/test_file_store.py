@@ -151,3 +151,37 @@ def test_read_changes_lists_every_row_kind_in_commit_order(cat) -> None:  # noqa
     assert t.read_changes(s3, s3).column_names == ["rowkind", "id", "v", "dt"]
     with pytest.raises(InvalidOptionError, match="db.t"):
         t.read_changes(s3, s1)
+
+
+# -- the public bucket routing ------------------------------------------------------------------------------------
+def test_bucket_router_sends_rows_where_the_table_writer_puts_them(cat) -> None:  # noqa: ANN001
+    t = cat.create_table("db.fixed", SCHEMA, partition_keys=["dt"], primary_key=["id", "dt"],
+                         options={"bucket": "4"})
+    rows = pa.table({"id": list(range(40)), "v": [str(i) for i in range(40)], "dt": ["x"] * 40})
+    router = t.store.bucket_router()
+    assert router.mode == "fixed" and router.key_columns == ["id"]
+    # Engines may hand over wider or narrower integer columns: the router casts to the table's types.
+    routed = router.buckets(rows.column("id").cast(pa.int32())).to_pylist()
+    t.write(rows)
+    written = {}
+    for split in t.scan().plan():
+        for batch in t.scan().read_split(split):
+            written.update(dict.fromkeys(batch.column("id").to_pylist(), split.bucket))
+    assert [written[i] for i in range(40)] == routed
+    assert len(set(routed)) == 4
+
+
+def test_dynamic_bucket_router_assigners_and_buckets(cat) -> None:  # noqa: ANN001
+    t = cat.create_table("db.dyn", SCHEMA, primary_key=["id", "dt"], partition_keys=["dt"],
+                         options={"dynamic-bucket.target-row-num": "10"})
+    router = t.store.bucket_router()
+    assert router.mode == "dynamic" and router.key_columns == ["dt", "id"]
+    layout = router.assigner_layout(3)
+    keys = (pa.array(["x"] * 30 + ["y"] * 30), pa.array(list(range(30)) * 2, pa.int64()))
+    first = router.assigners(layout, *keys).to_pylist()
+    assert first == router.assigners(layout, *keys).to_pylist()  # one key, one assigner, every time
+    assert set(first) <= set(range(layout.num_channels))
+    buckets = router.assigner_task(layout).buckets(*keys).to_pylist()
+    assert max(buckets) >= 2  # 30 keys per partition, 10 per bucket
+    with pytest.raises(LaketideError, match="db.dyn"):
+        router.buckets(*keys)
