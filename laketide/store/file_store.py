@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
+from laketide.exceptions import InvalidOptionError, NoSuchSnapshotError
 from laketide.expr import Predicate
 from laketide.fs import FileIO
 from laketide.meta.deletion import TableFileDeleter
@@ -111,6 +112,17 @@ class FileStore:
         ``data-file.external-paths``)."""
         return TableFileDeleter.for_options(self.file_io, self.table_path, self.schema.options,
                                             table_name=self.table_name)
+
+    def tag_snapshot(self, tag: str) -> Snapshot:
+        """The snapshot tag ``tag`` holds (``tag/tag-<name>`` keeps its JSON)."""
+        if not isinstance(tag, str) or not tag.strip() or any(c in tag for c in "/\\") \
+                or any(ord(c) < 0x20 for c in tag):
+            # The name becomes part of a path: '../..' would read a file outside the table.
+            raise InvalidOptionError(f"Table {self.table_name}: tag name {tag!r} is not a valid tag name")
+        path = f"{self.path_factory.tag_dir}/tag-{tag}"
+        if not self.file_io.exists(path):
+            raise NoSuchSnapshotError(f"Tag {tag!r} of table {self.table_name} does not exist")
+        return Snapshot.from_json(self.file_io.read_bytes(path), path=path)
 
     def compaction_settings(self) -> CompactionSettings | AppendCompactSettings:
         raise NotImplementedError

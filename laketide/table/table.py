@@ -19,7 +19,6 @@ from laketide.exceptions import (
     CommitStateUnknownError,
     InvalidOptionError,
     LaketideError,
-    NoSuchSnapshotError,
     NotFoundError,
     SchemaError,
     WriteConflictError,
@@ -133,14 +132,7 @@ class Table:
         return self.snapshot_manager.snapshot(snapshot_id)
 
     def tag_snapshot(self, tag: str) -> Snapshot:
-        if not isinstance(tag, str) or not tag.strip() or any(c in tag for c in "/\\") \
-                or any(ord(c) < 0x20 for c in tag):
-            # The name becomes part of a path: '../..' would read a file outside the table.
-            raise InvalidOptionError(f"Table {self.name}: tag name {tag!r} is not a valid tag name")
-        path = f"{self.path}/tag/tag-{tag}"
-        if not self.file_io.exists(path):
-            raise NoSuchSnapshotError(f"Tag {tag!r} of table {self.name} does not exist")
-        return Snapshot.from_json(self.file_io.read_bytes(path), path=path)
+        return self.store.tag_snapshot(tag)
 
     # -- read --------------------------------------------------------------------------------------------------
     def scan(
@@ -366,7 +358,7 @@ class Table:
         """
         from laketide.table.expire import expire_snapshots
 
-        return expire_snapshots(self, retain_min=retain_min, retain_max=retain_max,
+        return expire_snapshots(self.store, retain_min=retain_min, retain_max=retain_max,
                                 time_retained_ms=time_retained_ms, max_deletes=max_deletes)
 
     def remove_orphan_files(
@@ -376,7 +368,7 @@ class Table:
         age; default one day, which keeps the files of in-flight commits). ``dry_run`` only lists them."""
         from laketide.table.orphan import remove_orphan_files
 
-        return remove_orphan_files(self, older_than=older_than, dry_run=dry_run)
+        return remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run)
 
     def rollback_to(self, target: int | str) -> Snapshot:
         """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest again.
@@ -385,7 +377,7 @@ class Table:
         """
         from laketide.table.rollback import rollback_to
 
-        return rollback_to(self, target)
+        return rollback_to(self.store, target)
 
     def _expire_after_commit(self) -> None:
         if self.options.write_only:

@@ -95,7 +95,7 @@ def test_time_retained_protects_snapshots_readers_may_still_plan_against(tmp_pat
     # Oracle of the rule: a snapshot goes only while its successor is older than the window.
     first_kept = next(sid for sid in range(1, 10) if sid == 9 or times[sid + 1] >= now - retained)
     assert first_kept <= 6
-    expired = expire_snapshots(t, retain_min=1, time_retained_ms=retained, now_ms=now)
+    expired = expire_snapshots(t.store, retain_min=1, time_retained_ms=retained, now_ms=now)
     assert expired == first_kept - 1
     assert t.snapshot_manager.snapshot_ids() == list(range(first_kept, 10))
     assert files_on_disk(t) == referenced_by(t, list(range(first_kept, 10)))
