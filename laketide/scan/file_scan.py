@@ -19,7 +19,6 @@ from laketide.meta.paths import FileStorePathFactory, PartitionCodec
 from laketide.meta.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta, SimpleStats
 from laketide.meta.manifest_io import read_objects
 from laketide.meta.snapshot import Snapshot
-from laketide.options import CoreOptions
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
 from laketide.types import DataType
@@ -73,7 +72,7 @@ class FileStoreScan:
         if self.path_factory is None:
             self.path_factory = FileStorePathFactory.from_options(
                 self.table_path, partition_keys=self.schema.partition_keys,
-                partition_types=[f.type for f in self.schema.partition_fields], options=CoreOptions(self.schema.options),
+                partition_types=[f.type for f in self.schema.partition_fields], options=self.schema.core_options,
             )
 
     @property

@@ -22,7 +22,6 @@ from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import SnapshotManager
 from laketide.mergetree.compaction.append import AppendCompactSettings
 from laketide.mergetree.compaction.manager import CompactionSettings
-from laketide.options import CoreOptions
 from laketide.scan.file_scan import FileStoreScan, max_sequence_per_bucket
 from laketide.scan.split_read import SplitRead
 from laketide.schema.schema_manager import SchemaManager
@@ -61,7 +60,7 @@ class FileStore:
         self.schema_manager = schema_manager
         self.snapshot_manager = snapshot_manager
         self.branch = branch
-        self.options = CoreOptions(schema.options)  # parsed once per schema: every reader of options uses it
+        self.options = schema.core_options  # parsed once per schema: every reader of options uses it
         self.partition_types: tuple[DataType, ...] = tuple(f.type for f in schema.partition_fields)
         self.path_factory = FileStorePathFactory.from_options(
             table_path, partition_keys=schema.partition_keys, partition_types=self.partition_types,

@@ -19,7 +19,7 @@ from laketide.expr import Predicate, bind, parse_where
 from laketide.meta.snapshot import Snapshot
 from laketide.scan.bucket_pruning import select_buckets
 from laketide.scan.file_scan import FileStoreScan
-from laketide.options import CoreOptions, MergeEngine
+from laketide.options import MergeEngine
 from laketide.scan.split import DataSplit, DeletionFile, generate_splits
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
@@ -104,7 +104,7 @@ class TableScan:
             return []
         store = self.table.store
         scan = store.new_scan(self.schema)
-        options = store.options if self.schema is store.schema else CoreOptions(self.schema.options)
+        options = self.schema.core_options
         bucket_keys = self.schema.bucket_keys() if options.bucket > 0 else []
         buckets = select_buckets(
             self.predicate, bucket_keys=bucket_keys, num_buckets=options.bucket,

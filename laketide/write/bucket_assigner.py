@@ -64,7 +64,7 @@ ASSIGNED_BUCKET_COLUMN = "__laketide_bucket"
 
 def dynamic_bucket_mode(schema: TableSchema) -> str | None:
     """``"hash"`` (HASH_DYNAMIC), ``"cross-partition"`` (KEY_DYNAMIC) or None (not a dynamic-bucket PK table)."""
-    if not schema.primary_keys or CoreOptions(schema.options).bucket != -1:
+    if not schema.primary_keys or schema.core_options.bucket != -1:
         return None
     if schema.partition_keys and not set(schema.partition_keys) <= set(schema.primary_keys):
         return "cross-partition"

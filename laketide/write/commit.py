@@ -40,7 +40,6 @@ from laketide.meta.deletion import TableFileDeleter
 from laketide.meta.paths import TablePaths
 from laketide.meta.snapshot import CommitKind, Snapshot
 from laketide.meta.snapshot_manager import SnapshotManager
-from laketide.options import CoreOptions
 from laketide.scan.file_scan import FileStoreScan
 from laketide.schema.table_schema import TableSchema
 from laketide.write.commit_checks import (
@@ -101,7 +100,7 @@ class FileStoreCommit:
         self.table_path = table_path
         self.table_name = table_name
         self.schema = schema
-        self.options = CoreOptions(schema.options)
+        self.options = schema.core_options
         self.snapshot_manager = snapshot_manager
         self.scan_factory = scan_factory
         self.commit_user = commit_user

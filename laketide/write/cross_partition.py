@@ -36,7 +36,7 @@ import pyarrow.compute as pc
 from laketide.fs import FileIO
 from laketide.io.kv import VALUE_KIND, RowKind
 from laketide.meta.binary_row import serialize_binary_row, serialize_rows_arrow
-from laketide.options import CoreOptions, MergeEngine
+from laketide.options import MergeEngine
 from laketide.scan.file_scan import PartitionCodec
 from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
@@ -99,7 +99,7 @@ class KeyBootstrap:
         latest = SnapshotManager(file_io, table_path).latest_snapshot()
         if latest is None:
             return cls(file_io, table_path, schema, (), 0, None)
-        options = CoreOptions(schema.options)
+        options = schema.core_options
         scan = FileStoreScan(file_io=file_io, table_path=table_path, schema_manager=SchemaManager(file_io, table_path),
                              schema=schema)
         entries = [e for e in scan.plan(latest) if e.bucket % num_assigners == assign_id]
@@ -119,7 +119,7 @@ class KeyBootstrap:
         from laketide.scan.split_read import SplitRead
         from laketide.schema.schema_manager import SchemaManager
 
-        options = CoreOptions(self.schema.options)
+        options = self.schema.core_options
         reader = SplitRead(file_io=self.file_io, schema_manager=SchemaManager(self.file_io, self.table_path),
                            read_schema=self.schema, columns=list(self.schema.primary_keys), predicate=None,
                            batch_size=options.read_batch_size * 64)
@@ -159,7 +159,7 @@ class CrossPartitionAssigner:
     # -- setup ---------------------------------------------------------------------------------------------------
     @property
     def engine(self) -> MergeEngine:
-        return CoreOptions(self.schema.options).merge_engine
+        return self.schema.core_options.merge_engine
 
     def _part_types(self) -> list[DataType]:
         return [f.type for f in self.schema.partition_fields]
@@ -223,7 +223,7 @@ class CrossPartitionAssigner:
                     assign_id: int) -> CrossPartitionAssigner:
         """An assigner that knows only how many keys each (partition, bucket) holds: the keys' locations come
         with the rows (``learn``), as Spark's join with the table's keys delivers them."""
-        options = CoreOptions(schema.options)
+        options = schema.core_options
         out = cls(schema=schema, target_row_num=options.dynamic_bucket_target_row_num,
                   num_assigners=num_assigners, assign_id=assign_id,
                   index_ttl_ms=options.cross_partition_upsert_index_ttl)

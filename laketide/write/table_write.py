@@ -122,7 +122,7 @@ class TableWrite:
         self.table_path = table_path
         self.table_name = table_name
         self.schema = schema
-        self.options = options if options is not None else CoreOptions(schema.options)
+        self.options = options if options is not None else schema.core_options
         # A Java-written table may carry options laketide cannot honour: refuse before writing anything.
         check_write_options(schema.options, table_name=table_name)
         self.arrow_schema = to_arrow_schema(schema.row_type)

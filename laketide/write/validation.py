@@ -60,7 +60,7 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
 
 def _options(schema: TableSchema, table_name: str) -> CoreOptions:
     try:
-        return CoreOptions(schema.options)
+        return schema.core_options
     except InvalidOptionError as e:
         raise InvalidOptionError(f"Table {table_name}: {e}") from e
 
