@@ -1,9 +1,10 @@
 """Rollback: make an earlier snapshot (or a tagged one) the table's latest again.
 
 Snapshots newer than the target are deleted newest first, after the LATEST hint moved to the target, and so are
-tags pointing past it. A rollback killed at any point leaves a readable table and finishes when run again. Their data files and manifests are left to ``remove_orphan_files`` (as in Java): a reader
-still planning against a removed snapshot keeps working until the orphan threshold passes. Stop the table's
-writers first — a commit racing the rollback could publish on top of a snapshot being removed.
+tags pointing past it. A rollback killed at any point leaves a readable table and finishes when run again. Their
+data files and manifests are left to ``remove_orphan_files`` (as in Java): a reader still planning against a
+removed snapshot keeps working until the orphan threshold passes. Stop the table's writers first — a commit racing
+the rollback could publish on top of a snapshot being removed.
 
 Paimon: table.RollbackHelper, AbstractFileStoreTable#rollbackTo
 """

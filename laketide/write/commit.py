@@ -301,7 +301,9 @@ class FileStoreCommit:
                     if p.base_manifest_list != landed:
                         self._delete_quietly(p.files)
 
-    def _landed_since(self, seen: int, latest: Snapshot | None, *, identifier: int, kind: CommitKind) -> Snapshot | None:
+    def _landed_since(
+        self, seen: int, latest: Snapshot | None, *, identifier: int, kind: CommitKind
+    ) -> Snapshot | None:
         """Our snapshot among those published after ``seen`` (a previous attempt may have landed unnoticed).
 
         Reads only the snapshots since the previous attempt, so its cost follows the contention, not history.

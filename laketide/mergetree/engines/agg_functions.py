@@ -74,7 +74,7 @@ class FieldAggregator(ABC):
         return None
 
     # -- scalar semantics --------------------------------------------------------------------------------------
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - a hook, a no-op unless the function keeps state across rows
         """Start a new key (stateful functions such as first_value)."""
 
     def agg(self, acc: Any, x: Any) -> Any:
