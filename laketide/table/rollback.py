@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from laketide.exceptions import NoSuchSnapshotError
+from laketide.exceptions import CorruptMetadataError, FileIOError, NoSuchSnapshotError
 from laketide.meta.snapshot import Snapshot
 from laketide.table.expire import list_tags
 
@@ -76,5 +76,5 @@ def rollback_to_snapshot(table: Table, snapshot: Snapshot) -> Snapshot:
 def _tagged_id(table: Table, path: str) -> int | None:
     try:
         return Snapshot.from_json(table.file_io.read_bytes(path), path=path).id
-    except Exception:  # noqa: BLE001 - an unreadable tag is not ours to judge
+    except (CorruptMetadataError, FileIOError):  # an unreadable tag is not ours to judge
         return None

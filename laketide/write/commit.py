@@ -369,7 +369,7 @@ class FileStoreCommit:
                 changelog_record_count=0,
                 properties=properties,
             )
-        except BaseException:
+        except BaseException:  # even an interrupt: delete this attempt's manifests, then re-raise
             self._cleanup(writer)
             raise
         return self._publish(snapshot, writer)
@@ -382,7 +382,7 @@ class FileStoreCommit:
         """
         try:
             published = self.snapshot_manager.try_publish(snapshot)
-        except Exception as e:
+        except Exception as e:  # any failure is ambiguous: read back, then clean up only on a definite answer
             try:
                 there = self.snapshot_manager.try_snapshot(snapshot.id)
             except Exception:  # noqa: BLE001 - still no answer; the caller retries and checks again
