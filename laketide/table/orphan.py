@@ -3,9 +3,9 @@
 Orphans are what crashed or failed writers leave behind (data files of a job killed before it committed,
 manifests of a commit that lost its publish, temp files of an interrupted atomic write) and what a rollback
 strands. Only Paimon's own directories are walked (never a foreign directory inside the table), every delete goes
-through ``Table.deleter``, and only files older than the threshold (default: one day) go, so the files of a commit still in flight
-are never touched; the listing is taken before the references are collected, so a snapshot published while the
-cleanup runs protects its files.
+through ``Table.deleter``, and only files older than the threshold (default: one day) go, so the files of a commit
+still in flight are never touched; the listing is taken before the references are collected, so a snapshot
+published while the cleanup runs protects its files.
 
 Paimon: operation.OrphanFilesClean, operation.LocalOrphanFilesClean
 """

@@ -310,7 +310,7 @@ class Table:
                 w.write(rows)
                 # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as Java).
                 messages = w.prepare_commit(full_compaction=self.options.full_compaction_delta_commits is not None)
-            except BaseException as e:
+            except BaseException as e:  # even an interrupt: delete the written files, then re-raise
                 w.abort()
                 if isinstance(e, NotFoundError) and self.snapshot_manager.latest_snapshot_id() != base:
                     # A file the writer restored (to compact it) was compacted away and expired meanwhile.
