@@ -114,7 +114,9 @@ def _walk(store: FileStore) -> list[FileStatus]:
             files_in(st.path, keep=_SNAPSHOT_FILE)
         elif name in _METADATA_DIRS:
             files_in(st.path)
-    partitions(store.table_path, 0)
+    data_root = store.path_factory.data_root
+    if data_root == store.table_path or io.exists(data_root):
+        partitions(data_root, 0)
     return out
 
 
