@@ -38,6 +38,8 @@ class FileRow:
     min_key: str
     max_key: str
     dv_deleted: int | None  # rows a deletion vector marks deleted, None when no vector covers the file
+    min_key_values: tuple[Any, ...] = ()
+    max_key_values: tuple[Any, ...] = ()
 
 
 def partition_label(table: Table, partition: bytes) -> str:
@@ -48,14 +50,15 @@ def partition_label(table: Table, partition: bytes) -> str:
     return "/".join(f"{k}={java_to_string(v) if v is not None else 'null'}" for k, v in zip(keys, values))
 
 
-def _key_text(raw: bytes, types: list[Any]) -> str:
+def _key(raw: bytes, types: list[Any]) -> tuple[str, tuple[Any, ...]]:
+    """The key as text and as values (values empty when there is no key or its layout is unknown)."""
     if not types or not raw:
-        return ""
+        return "", ()
     try:
         values = deserialize_binary_row(raw, types)
     except Exception:  # a key layout this reader does not know: show the bytes rather than fail
-        return raw.hex()
-    return ", ".join("null" if v is None else java_to_string(v) for v in values)
+        return raw.hex(), ()
+    return ", ".join("null" if v is None else java_to_string(v) for v in values), tuple(values)
 
 
 def resolve_snapshot(table: Table, snapshot_id: int | None) -> Snapshot | None:
@@ -80,10 +83,12 @@ def live_files(table: Table, snapshot: Snapshot | None) -> list[FileRow]:
         label = labels.get(e.partition)
         if label is None:
             label = labels[e.partition] = partition_label(table, e.partition)
+        min_text, min_values = _key(e.file.min_key, key_types)
+        max_text, max_values = _key(e.file.max_key, key_types)
         rows.append(FileRow(
-            partition=label, entry=e,
-            min_key=_key_text(e.file.min_key, key_types), max_key=_key_text(e.file.max_key, key_types),
+            partition=label, entry=e, min_key=min_text, max_key=max_text,
             dv_deleted=dv_deleted.get((e.partition, e.bucket, e.file.file_name)),
+            min_key_values=min_values, max_key_values=max_values,
         ))
     rows.sort(key=lambda r: (r.partition, r.entry.bucket, -r.entry.file.level, r.entry.file.min_sequence_number,
                              r.entry.file.file_name))
