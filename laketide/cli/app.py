@@ -1,7 +1,7 @@
 """Argument parsing and the sub-commands of ``laketide``.
 
 Exit codes: 0 success, 1 a laketide error (one line on stderr, no traceback), 2 a usage error (argparse),
-3 ``doctor`` found a severe problem.
+3 ``doctor`` found a severe problem (or any problem with ``--fail-on warning``).
 """
 
 from __future__ import annotations
@@ -112,7 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bucket", type=int)
     p.add_argument("--out", help="write a picture: .png or .svg")
     p = command("doctor", _doctor, "metadata health check; exit 3 on a severe finding")
-    p.add_argument("--orphan-age", default="1 d", help="files older than this count as orphan-looking")
+    p.add_argument("--orphan-age", default="1 d", help="unreferenced files older than this are orphan-looking")
+    p.add_argument("--dv-threshold", type=float, default=0.5,
+                   help="flag deletion vectors covering more than this share of a file (default 0.5)")
+    p.add_argument("--fail-on", choices=["severe", "warning"], default="severe",
+                   help="exit 3 on severe findings (default) or on any finding")
     return parser
 
 
