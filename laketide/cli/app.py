@@ -35,10 +35,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         if os.environ.get(DEBUG_ENV):
             raise
         kind = "error" if isinstance(e, LaketideError) else f"unexpected error ({type(e).__name__})"
-        print(f"laketide: {kind}: {e}", file=sys.stderr)
+        print(f"laketide: {kind}: {e}{_hint(e)}", file=sys.stderr)
         raise SystemExit(1) from None
     if code:
         raise SystemExit(code)
+
+
+def _hint(e: BaseException) -> str:
+    """What to check when storage refuses or cannot be reached (the backend's own words are terse)."""
+    cause = e.__cause__
+    if isinstance(cause, PermissionError):
+        return " (access denied: check the storage credentials, e.g. -o key=... -o secret=..., and their rights)"
+    if cause is not None and "EndpointConnectionError" in type(cause).__name__ + str(e):
+        return " (the storage endpoint cannot be reached: check -o endpoint_url=... and the network)"
+    return ""
 
 
 # -- parser ----------------------------------------------------------------------------------------------------
