@@ -154,5 +154,5 @@ def test_interleaved_writers_without_sequence_field(warehouse: str, cat: laketid
         assert (code, findings) == (0, [])
         return
     [f] = findings
-    assert f["check"] == "cross-writer-ordering" and f["severity"] == "severe" and code == 3
+    assert f["check"] == "cross-writer-ordering" and f["severity"] == "warning" and code == 0
     assert "5872" in f["message"] and "sequence.field" in f["fix"]
