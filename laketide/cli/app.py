@@ -211,7 +211,8 @@ def _read(args: argparse.Namespace) -> None:
     from laketide.table.table import Table
 
     if isinstance(t, Table):
-        data = t.read(columns=columns, where=args.where, snapshot_id=args.snapshot, tag=args.tag)
+        scan = t.scan(columns=columns, where=args.where, snapshot_id=args.snapshot, tag=args.tag)
+        data = scan.to_arrow() if args.limit is None else _first_rows(scan, args.limit)
     else:
         if args.snapshot is not None or args.tag is not None:
             raise InvalidOptionError(f"{args.table} is a system table: --snapshot / --tag do not apply")
@@ -219,6 +220,22 @@ def _read(args: argparse.Namespace) -> None:
     if args.limit is not None:
         data = data.slice(0, args.limit)
     Output(as_json=args.json).table(data)
+
+
+def _first_rows(scan: Any, limit: int):  # noqa: ANN202
+    """Stop reading once ``limit`` rows are in: ``head`` of a large table reads one split, not all."""
+    import pyarrow as pa
+
+    batches, have = [], 0
+    if limit > 0:
+        for batch in scan.to_batches():
+            batches.append(batch)
+            have += batch.num_rows
+            if have >= limit:
+                break
+    if not batches:  # nothing matched (or -n 0): an empty table with the read's columns
+        return scan.to_arrow().slice(0, 0)
+    return pa.Table.from_batches(batches).slice(0, limit)
 
 
 def _snapshots(args: argparse.Namespace) -> None:

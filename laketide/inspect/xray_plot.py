@@ -37,14 +37,19 @@ def _draw_bucket(ax: Any, b: BucketXRay) -> None:
     from matplotlib.patches import Rectangle
 
     ranks = _key_ranks(b)
-    width = max(len(ranks), 1)
+    # Append tables (no keys) place a run's files side by side instead of by key range.
+    keyless = all(not f.min_key_values for f in b.files)
+    width = max(len(run.files) for run in b.runs) if keyless and b.runs else max(len(ranks), 1)
     n = len(b.runs)
     for row, run in enumerate(b.runs):
         y = n - 1 - row
         colour = _LEVEL_COLOURS[run.level % len(_LEVEL_COLOURS)]
-        for f in run.files:
-            x0 = ranks.get(f.min_key_values, 0)
-            x1 = ranks.get(f.max_key_values, width - 1) + 1
+        for i, f in enumerate(run.files):
+            if keyless:
+                x0, x1 = i, i + 1
+            else:
+                x0 = ranks.get(f.min_key_values, 0)
+                x1 = ranks.get(f.max_key_values, width - 1) + 1
             fill = dv_fill(f)
             ax.add_patch(Rectangle((x0, y + 0.1), max(x1 - x0, 0.3), 0.8, facecolor=colour, edgecolor="black",
                                    linewidth=0.6, hatch="//" if fill is not None else None,
@@ -58,7 +63,7 @@ def _draw_bucket(ax: Any, b: BucketXRay) -> None:
     ax.set_yticklabels([f"L{r.level}" + (f" run {i}" if r.level == 0 else "") for i, r in enumerate(b.runs)],
                        fontsize=7)
     ax.set_xticks([])
-    ax.set_xlabel("keys (by rank)", fontsize=7)
+    ax.set_xlabel("files" if keyless else "keys (by rank)", fontsize=7)
     where = f"{b.partition} " if b.partition else ""
     ax.set_title(f"{where}bucket {b.bucket}: {len(b.files)} files, {len(b.runs)} sorted runs", fontsize=8)
 

@@ -90,3 +90,19 @@ def test_bad_xray_input(tmp_path: Path, warehouse: str, leveled: laketide.Table)
     assert_one_line_error(run_cli("--warehouse", warehouse, "xray", "db.lsm", "--partition", "q=1"), "q")
     empty = run_cli("--warehouse", warehouse, "xray", "db.lsm", "--bucket", "7", "--json").json()
     assert empty["buckets"] == [] and len(empty["timeline"]) == 8
+
+
+def test_append_table_xray(tmp_path: Path, warehouse: str) -> None:
+    cat = laketide.load_catalog(warehouse)
+    cat.create_database("db")
+    t = cat.create_table("db.log", pa.schema([("a", pa.int64())]), options={"write-only": "true"})
+    for i in range(4):
+        t.write(pa.table({"a": pa.array(range(i * 100, i * 100 + 100), pa.int64())}))
+    png = tmp_path / "log.png"
+    r = run_cli("--warehouse", warehouse, "xray", "db.log", "--out", str(png))
+    assert r.code == 0, r.err
+    assert png.stat().st_size > 10_000
+    for e in t.file_scan().plan(t.latest_snapshot()):
+        assert e.file.file_name in r.out
+    x = run_cli("--warehouse", warehouse, "xray", "db.log", "--json").json()
+    assert [len(run["files"]) for b in x["buckets"] for run in b["runs"]] == [1, 1, 1, 1]
