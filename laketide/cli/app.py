@@ -312,8 +312,17 @@ def _compact(args: argparse.Namespace) -> None:
     partitions = [parse_partition(t, p) for p in args.partition] if args.partition else None
     with spinner(f"compacting {t.name}"):
         sid = t.compact(full=args.full, partitions=partitions, where=args.where)
+    if sid is None:
+        Output(as_json=args.json).result({"snapshot_id": None}, "nothing to compact")
+        return
+    from laketide.inspect.xray import snapshot_point
+
+    p = snapshot_point(t, t.snapshot(sid))
     Output(as_json=args.json).result(
-        {"snapshot_id": sid}, f"compacted: snapshot {sid}" if sid is not None else "nothing to compact")
+        {"snapshot_id": sid, "files_rewritten": p.files_deleted, "files_written": p.files_added,
+         "records_rewritten": p.records_deleted},
+        f"compacted into snapshot {sid}: {p.files_deleted} files ({p.records_deleted:,} records) rewritten as "
+        f"{p.files_added}")
 
 
 def _expire(args: argparse.Namespace) -> None:

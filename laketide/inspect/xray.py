@@ -12,9 +12,11 @@ from typing import Any
 from laketide.inspect.metadata import FileRow, live_files
 from laketide.meta.manifest import FileKind
 from laketide.meta.paths import java_to_string
+from laketide.meta.snapshot import Snapshot
+from laketide.scan.file_scan import FileStoreScan
 from laketide.table.table import Table
 
-__all__ = ["BucketXRay", "SnapshotPoint", "SortedRun", "TableXRay", "xray"]
+__all__ = ["BucketXRay", "SnapshotPoint", "SortedRun", "TableXRay", "snapshot_point", "timeline", "xray"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,23 +118,25 @@ def _partition_matches(row: FileRow, wanted: dict[str, object] | None) -> bool:
     return all(parts.get(k) == ("null" if v is None else java_to_string(v)) for k, v in wanted.items())
 
 
+def snapshot_point(table: Table, s: Snapshot, scan: FileStoreScan | None = None) -> SnapshotPoint:
+    """Files and records snapshot ``s`` added and removed (from its delta manifests)."""
+    scan = scan or table.file_scan()
+    added = deleted = rows_added = rows_deleted = 0
+    for m in scan.manifest_list(s.delta_manifest_list):
+        for e in scan.manifest(m.file_name):
+            if e.kind is FileKind.ADD:
+                added += 1
+                rows_added += e.file.row_count
+            else:
+                deleted += 1
+                rows_deleted += e.file.row_count
+    return SnapshotPoint(s.id, s.commit_kind.value, s.time_millis, added, deleted, rows_added, rows_deleted)
+
+
 def timeline(table: Table) -> list[SnapshotPoint]:
-    """Files and records each retained snapshot added and removed (from its delta manifests)."""
+    """What each retained snapshot added and removed."""
     scan = table.file_scan()
-    points = []
-    for s in table.snapshot_manager.snapshots():
-        added = deleted = rows_added = rows_deleted = 0
-        for m in scan.manifest_list(s.delta_manifest_list):
-            for e in scan.manifest(m.file_name):
-                if e.kind is FileKind.ADD:
-                    added += 1
-                    rows_added += e.file.row_count
-                else:
-                    deleted += 1
-                    rows_deleted += e.file.row_count
-        points.append(SnapshotPoint(s.id, s.commit_kind.value, s.time_millis, added, deleted, rows_added,
-                                    rows_deleted))
-    return points
+    return [snapshot_point(table, s, scan) for s in table.snapshot_manager.snapshots()]
 
 
 def xray(table: Table, *, partition: dict[str, object] | None = None, bucket: int | None = None,

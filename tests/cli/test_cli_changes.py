@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -86,11 +89,22 @@ def test_write_imports_parquet_csv_json_in_one_commit(tmp_path: Path, warehouse:
     assert t.latest_snapshot().id == before
 
 
+def test_console_script(warehouse: str, pk_table: laketide.Table) -> None:
+    """The installed ``laketide`` entry point (``laketide.cli:main``) runs the same commands."""
+    script = Path(sys.executable).parent / "laketide"
+    p = subprocess.run([str(script), "--warehouse", warehouse, "tables", "db", "--json"], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout) == ["t"]
+
+
 def test_compact_expire_orphans_rollback(warehouse: str, pk_table: laketide.Table) -> None:
     t = pk_table
     before = t.read().sort_by([("dt", "ascending"), ("id", "ascending")])
     r = run_cli("--warehouse", warehouse, "compact", "db.t", "--full", "--partition", "dt=a", "--json").json()
     assert r["snapshot_id"] == 4
+    # partition dt=a: two buckets of three level-0 files each, merged into one file per bucket
+    assert (r["files_rewritten"], r["files_written"]) == (6, 2) and r["records_rewritten"] > 0
     files = run_cli("--warehouse", warehouse, "files", "db.t", "--json").json()
     assert {f["level"] for f in files if f["partition"] == "dt=a"} != {0}
     assert {f["level"] for f in files if f["partition"] == "dt=b"} == {0}
