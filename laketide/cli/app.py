@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from laketide.cli.args import column_list, duration_ms, parse_partition
 from laketide.cli.config import catalog_from_args, parse_pairs
 from laketide.cli.render import Output
 from laketide.exceptions import InvalidOptionError, LaketideError
@@ -141,39 +142,6 @@ def _table(args: argparse.Namespace):  # noqa: ANN202
     return t
 
 
-def _columns(text: str | None) -> list[str] | None:
-    return [c.strip() for c in text.split(",") if c.strip()] if text else None
-
-
-def _duration_ms(text: str, flag: str) -> int:
-    from laketide.options import parse_duration
-
-    try:
-        return parse_duration(text)
-    except ValueError as e:
-        raise InvalidOptionError(f"{flag} {text!r}: {e}") from None
-
-
-def parse_partition(table: Any, spec: str) -> dict[str, object]:
-    """``dt=2024-01-01,h=3`` typed by the table's partition columns."""
-    import pyarrow as pa
-
-    raw = parse_pairs(spec.split(","), "--partition")
-    keys = table.partition_keys
-    unknown = [k for k in raw if k not in keys]
-    if unknown:
-        raise InvalidOptionError(f"--partition {spec!r}: {unknown} are not partition keys of {table.name} "
-                                 f"(partition keys: {list(keys)})")
-    types = {f.name: f.type for f in table.arrow_schema}
-    out: dict[str, object] = {}
-    for k, v in raw.items():
-        try:
-            out[k] = pa.array([v]).cast(types[k])[0].as_py()
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise InvalidOptionError(f"--partition {k}={v!r} is not a {types[k]} value: {e}") from None
-    return out
-
-
 # -- commands ----------------------------------------------------------------------------------------------------
 
 def _databases(args: argparse.Namespace) -> None:
@@ -205,7 +173,7 @@ def _describe(args: argparse.Namespace) -> None:
 
 def _read(args: argparse.Namespace) -> None:
     t = _table(args)
-    columns = _columns(args.columns)
+    columns = column_list(args.columns)
     if args.limit is not None and args.limit < 0:
         raise InvalidOptionError(f"--limit must be >= 0, not {args.limit}")
     from laketide.table.table import Table
@@ -289,7 +257,7 @@ def _create_table(args: argparse.Namespace) -> None:
     schema: Any = schema_from_file(args.like) if args.like else schema_from_ddl(args.columns)
     catalog = catalog_from_args(args)
     t = catalog.create_table(
-        args.table, schema, primary_key=_columns(args.primary_key), partition_keys=_columns(args.partition_by),
+        args.table, schema, primary_key=column_list(args.primary_key), partition_keys=column_list(args.partition_by),
         options=parse_pairs(args.option, "--option"), comment=args.comment, exist_ok=args.if_not_exists,
     )
     Output(as_json=args.json).result({"table": t.name, "path": t.path, "schema_id": t.schema.id},
@@ -329,7 +297,7 @@ def _expire(args: argparse.Namespace) -> None:
     from laketide.cli.progress import spinner
 
     t = _table(args)
-    older = _duration_ms(args.older_than, "--older-than") if args.older_than else None
+    older = duration_ms(args.older_than, "--older-than") if args.older_than else None
     with spinner(f"expiring snapshots of {t.name}"):
         n = t.expire_snapshots(retain_min=args.retain_min, retain_max=args.retain_max, time_retained_ms=older)
     Output(as_json=args.json).result({"expired": n}, f"expired {n} snapshots")
@@ -339,7 +307,7 @@ def _clean_orphans(args: argparse.Namespace) -> None:
     from laketide.cli.progress import spinner
 
     t = _table(args)
-    age = _dt.timedelta(milliseconds=_duration_ms(args.older_than, "--older-than"))
+    age = _dt.timedelta(milliseconds=duration_ms(args.older_than, "--older-than"))
     with spinner(f"looking for orphan files of {t.name}"):
         result = t.remove_orphan_files(older_than=age, dry_run=args.dry_run)
     paths = list(result.paths)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from laketide.cli.args import duration_ms
 from laketide.cli.render import Output
 from laketide.inspect.doctor import SEVERE, DoctorSettings, diagnose
 
@@ -14,9 +15,7 @@ EXIT_FINDINGS = 3
 
 
 def run_doctor(args: argparse.Namespace, table: Any) -> int:
-    from laketide.cli.app import _duration_ms
-
-    settings = DoctorSettings(orphan_age_ms=_duration_ms(args.orphan_age, "--orphan-age"),
+    settings = DoctorSettings(orphan_age_ms=duration_ms(args.orphan_age, "--orphan-age"),
                               dv_fill=args.dv_threshold)
     findings = diagnose(table, settings)
     severe = [f for f in findings if f.severity == SEVERE]

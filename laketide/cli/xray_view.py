@@ -7,6 +7,7 @@ import datetime as _dt
 import os
 from typing import Any
 
+from laketide.cli.args import parse_partition
 from laketide.cli.render import Output
 from laketide.exceptions import InvalidOptionError
 from laketide.inspect.xray import TableXRay, dv_fill, xray
@@ -15,8 +16,6 @@ __all__ = ["render_text", "run_xray"]
 
 
 def run_xray(args: argparse.Namespace, table: Any) -> None:
-    from laketide.cli.app import parse_partition
-
     if args.out is not None:
         ext = os.path.splitext(args.out)[1].lower()
         if ext not in (".png", ".svg"):

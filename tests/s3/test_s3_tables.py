@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 import laketide
+from laketide.exceptions import NoSuchWarehouseError
 from laketide.fs.fsspec_io import PublishMode
 from tests.cli.conftest import assert_one_line_error, run_cli
 from tests.s3.conftest import REPO, S3Server, start_server, stop_server
@@ -37,8 +38,7 @@ def test_table_life_on_s3(s3_server: S3Server, s3_warehouse: str) -> None:
     import s3fs
 
     cat = laketide.load_catalog(s3_warehouse, **s3_server.options())
-    assert_raises_missing_warehouse = pytest.raises(laketide.LaketideError)
-    with assert_raises_missing_warehouse:
+    with pytest.raises(NoSuchWarehouseError):
         cat.list_databases()  # nothing written yet: the warehouse does not exist
     cat.create_database("db")
     assert cat.list_databases() == ["db"] and cat.list_tables("db") == []
