@@ -132,3 +132,24 @@ def test_compact_expire_orphans_rollback(warehouse: str, pk_table: laketide.Tabl
     assert_one_line_error(run_cli("--warehouse", warehouse, "rollback", "db.t", "1"), "1")
     assert_one_line_error(run_cli("--warehouse", warehouse, "expire", "db.t", "--older-than", "soon"), "soon")
     assert t.latest_snapshot().id == ids[-2]
+
+
+def test_two_processes_import_at_once(tmp_path: Path, warehouse: str) -> None:
+    """Two ``laketide write`` processes on one table: both commits land, as two snapshots."""
+    cat = laketide.load_catalog(warehouse)
+    cat.create_database("db")
+    t = cat.create_table("db.t", pa.schema([("id", pa.int64()), ("src", pa.string())]))
+    for name in ("a", "b"):
+        pq.write_table(pa.table({"id": pa.array(range(500), pa.int64()), "src": [name] * 500}),
+                       tmp_path / f"{name}.parquet")
+    procs = [subprocess.Popen([sys.executable, "-m", "laketide.cli", "--warehouse", warehouse, "write", "db.t",
+                               str(tmp_path / f"{name}.parquet"), "--json"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for name in ("a", "b")]
+    ids = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        ids.append(json.loads(out)["snapshot_id"])
+    assert sorted(ids) == [1, 2]
+    rows = t.read()
+    assert rows.num_rows == 1000 and sorted(set(rows["src"].to_pylist())) == ["a", "b"]
