@@ -25,7 +25,11 @@ class S3Server:
 
 
 def start_server(env: dict[str, str] | None = None) -> S3Server:
-    pytest.importorskip("moto", reason="the S3 suite needs moto[server] (the test extra)")
+    try:
+        import moto.server  # noqa: F401
+    except ImportError:
+        pytest.fail("the S3 suite needs moto[server] and s3fs (the test extra: pip install -e '.[test]')",
+                    pytrace=False)
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.s3.s3_server"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         text=True, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
