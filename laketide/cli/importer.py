@@ -54,7 +54,9 @@ def _batches(path: str, fmt: str, schema: pa.Schema) -> Iterator[pa.RecordBatch]
         yield from table.to_batches()
 
 
-def import_files(table: Table, paths: Sequence[str], *, fmt: str | None = None, overwrite: bool = False) -> ImportResult:
+def import_files(
+    table: Table, paths: Sequence[str], *, fmt: str | None = None, overwrite: bool = False
+) -> ImportResult:
     """Write every file through one writer and commit once: all files land, or none."""
     for p in paths:
         if not os.path.isfile(p):
