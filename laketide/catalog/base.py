@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from laketide.exceptions import CatalogError, InvalidIdentifierError, SystemTableError
+from laketide.exceptions import CatalogError, InvalidIdentifierError, SystemTableError, UnsupportedFeatureError
 from laketide.schema.changes import SchemaChange
 from laketide.table.table import Table
 
@@ -171,6 +171,10 @@ class Catalog(ABC):
 
     @abstractmethod
     def database_exists(self, name: str) -> bool: ...
+
+    def database_properties(self, name: str) -> dict[str, str]:
+        """The properties ``create_database`` stored for ``name``; NoSuchDatabaseError if absent."""
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store database properties")
 
     @abstractmethod
     def create_table(

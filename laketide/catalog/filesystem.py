@@ -64,6 +64,11 @@ class FileSystemCatalog(Catalog):
     def database_exists(self, name: str) -> bool:
         return self.file_io.exists(self._db_path(name))
 
+    def database_properties(self, name: str) -> dict[str, str]:
+        if not self.database_exists(name):
+            raise NoSuchDatabaseError(f"Database {name} does not exist {self._where()}")
+        return {}  # create_database refuses properties: there are none to return
+
     def create_database(self, name: str, *, exist_ok: bool = False,
                         properties: Mapping[str, str] | None = None) -> None:
         path = self._db_path(name)

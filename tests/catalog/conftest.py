@@ -1,0 +1,56 @@
+"""One ``catalog`` fixture, parametrized over every backend: each contract test runs on all of them.
+
+A backend is described by the ``load_catalog`` keyword arguments that open it (``Backend.spec``), so that
+another process (tests/catalog/workers.py) can open the very same catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import laketide
+from laketide.catalog import Catalog
+
+
+@dataclass
+class Backend:
+    kind: str
+    spec: dict[str, Any]
+    # Whether create_database keeps properties (the filesystem catalog has nowhere to keep them, as in Paimon).
+    stores_properties: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def open(self) -> Catalog:
+        return laketide.load_catalog(**self.spec)
+
+
+BACKENDS: dict[str, Callable[[Path, pytest.FixtureRequest], Backend]] = {}
+
+
+def backend(kind: str) -> Callable[[Callable[..., Backend]], Callable[..., Backend]]:
+    def register(make: Callable[..., Backend]) -> Callable[..., Backend]:
+        BACKENDS[kind] = make
+        return make
+
+    return register
+
+
+@backend("filesystem")
+def _filesystem(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
+    return Backend("filesystem", {"warehouse": str(tmp_path / "warehouse")}, stores_properties=False)
+
+
+@pytest.fixture(params=list(BACKENDS))
+def backend_under_test(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    yield BACKENDS[request.param](tmp_path, request)
+
+
+@pytest.fixture()
+def catalog(backend_under_test: Backend) -> Catalog:
+    """An empty catalog (no database yet) of the backend under test."""
+    return backend_under_test.open()
