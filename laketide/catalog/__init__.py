@@ -12,7 +12,12 @@ __all__ = ["Catalog", "FileSystemCatalog", "Identifier", "load_catalog"]
 
 
 def load_catalog(warehouse: str, *, metastore: str = "filesystem", **options: Any) -> Catalog:
-    """Open a catalog over ``warehouse``; ``metastore`` = "filesystem" (default)."""
+    """Open a catalog over ``warehouse``; ``metastore`` = "filesystem" (default) or "jdbc" (``uri=`` a
+    ``jdbc:sqlite:<path>`` / ``jdbc:postgresql://…`` URI or a SQLAlchemy URL; needs the ``jdbc`` extra)."""
     if metastore == "filesystem":
         return FileSystemCatalog(warehouse, **options)
-    raise UnsupportedFeatureError(f"metastore {metastore!r} is not available (supported: 'filesystem')")
+    if metastore == "jdbc":
+        from laketide.catalog.jdbc import JdbcCatalog  # SQLAlchemy is an optional extra
+
+        return JdbcCatalog(warehouse, **options)
+    raise UnsupportedFeatureError(f"metastore {metastore!r} is not available (supported: 'filesystem', 'jdbc')")

@@ -29,11 +29,12 @@ from laketide.exceptions import (
 from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.schema.schema_manager import SchemaManager
+from laketide.schema.table_schema import TableSchema
 from laketide.table.system import SystemTable, system_table
 from laketide.table.table import Table
 from laketide.write.validation import validate_table_schema
 
-__all__ = ["FileSystemCatalog"]
+__all__ = ["FileSystemCatalog", "create_table_files"]
 
 DB_SUFFIX = ".db"
 
@@ -146,35 +147,18 @@ class FileSystemCatalog(Catalog):
             if exist_ok:
                 return self._load(ident)
             raise TableAlreadyExistsError(f"Table {ident} already exists")
-        table_schema = new_table_schema(
-            schema, table_name=str(ident), primary_key=primary_key, partition_keys=partition_keys,
-            options=options, comment=comment,
-        )
-        validate_table_schema(table_schema, table_name=str(ident))
         path = self.table_path(ident)
-        manager = SchemaManager(self.file_io, path)
         try:
-            self._check_no_leftovers(ident, path, manager)
-            manager.create(table_schema)
+            table_schema = create_table_files(
+                self.file_io, path, ident, schema, primary_key=primary_key, partition_keys=partition_keys,
+                options=options, comment=comment,
+            )
         except SchemaAlreadyExistsError as e:
             # Another process created the table between our check and our write.
             if exist_ok:
                 return self._load(ident)
             raise TableAlreadyExistsError(f"Table {ident} already exists") from e
         return Table(name=str(ident), path=path, file_io=self.file_io, schema=table_schema)
-
-    def _check_no_leftovers(self, ident: Identifier, path: str, manager: SchemaManager) -> None:
-        # A schema-0 written here would adopt the snapshots and manifests of whatever table lived here before
-        # (a drop that stopped half-way, a copied directory): the new table would not read. Refuse, naming them.
-        for sub in ("snapshot", "manifest"):
-            leftovers = self.file_io.list_status(f"{path}/{sub}")
-            if leftovers:
-                if manager.list_ids():  # not leftovers: a concurrent create has just written the table
-                    raise SchemaAlreadyExistsError(f"Table {ident} was created concurrently")
-                raise TableLocationNotEmptyError(
-                    f"Cannot create table {ident}: {path}/{sub} holds {len(leftovers)} files but the table has no "
-                    f"schema (leftovers of another table?); remove {path} or choose another name"
-                )
 
     def table(self, name: str | Identifier) -> Table | SystemTable:
         ident = Identifier.parse(name)
@@ -213,3 +197,42 @@ class FileSystemCatalog(Catalog):
             raise NoSuchDatabaseError(f"Database {dst.database} does not exist in {self.warehouse}")
         if not self.file_io.rename(self.table_path(src), self.table_path(dst)):
             raise CatalogError(f"Cannot rename table {src} to {dst}")
+
+
+def create_table_files(
+    file_io: FileIO,
+    path: str,
+    ident: Identifier,
+    schema: pa.Schema | Any,
+    *,
+    primary_key: Sequence[str] | None = None,
+    partition_keys: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    comment: str | None = None,
+) -> TableSchema:
+    """Validate and write schema-0 of a new table at ``path`` (every catalog keeps its tables' files this way).
+
+    SchemaAlreadyExistsError when another process wrote it first; TableLocationNotEmptyError for leftovers.
+    """
+    table_schema = new_table_schema(
+        schema, table_name=str(ident), primary_key=primary_key, partition_keys=partition_keys,
+        options=options, comment=comment,
+    )
+    validate_table_schema(table_schema, table_name=str(ident))
+    manager = SchemaManager(file_io, path)
+    _check_no_leftovers(file_io, ident, path, manager)
+    return manager.create(table_schema)
+
+
+def _check_no_leftovers(file_io: FileIO, ident: Identifier, path: str, manager: SchemaManager) -> None:
+    # A schema-0 written here would adopt the snapshots and manifests of whatever table lived here before
+    # (a drop that stopped half-way, a copied directory): the new table would not read. Refuse, naming them.
+    for sub in ("snapshot", "manifest"):
+        leftovers = file_io.list_status(f"{path}/{sub}")
+        if leftovers:
+            if manager.list_ids():  # not leftovers: a concurrent create has just written the table
+                raise SchemaAlreadyExistsError(f"Table {ident} was created concurrently")
+            raise TableLocationNotEmptyError(
+                f"Cannot create table {ident}: {path}/{sub} holds {len(leftovers)} files but the table has no "
+                f"schema (leftovers of another table?); remove {path} or choose another name"
+            )

@@ -45,6 +45,13 @@ def _filesystem(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     return Backend("filesystem", {"warehouse": str(tmp_path / "warehouse")}, stores_properties=False)
 
 
+@backend("sqlite")
+def _sqlite(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
+    # Paimon's own spelling of the URI, as a Java or pypaimon config writes it.
+    return Backend("sqlite", {"warehouse": str(tmp_path / "warehouse"), "metastore": "jdbc",
+                              "uri": f"jdbc:sqlite:{tmp_path / 'catalog.sqlite'}"})
+
+
 @pytest.fixture(params=list(BACKENDS))
 def backend_under_test(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     yield BACKENDS[request.param](tmp_path, request)
