@@ -44,7 +44,7 @@ def metastore_url(uri: str, options: Mapping[str, str]) -> URL:
     except sa.exc.ArgumentError as e:
         raise InvalidOptionError(f"JDBC catalog uri {uri!r} is neither a jdbc: URI nor a SQLAlchemy URL: {e}") from e
     if url.get_backend_name() == "postgresql":
-        if url.get_driver_name() in ("", "psycopg2"):
+        if "+" not in url.drivername:  # the bare name means psycopg2 in older SQLAlchemy; ours is psycopg 3
             url = url.set(drivername=_POSTGRES_DRIVER)
         return _with_props(url, props)
     if url.get_backend_name() == "sqlite":
