@@ -94,7 +94,9 @@ class JdbcCatalog(Catalog):
         self.check_max_sleep_ms = _duration_ms(options, LOCK_CHECK_MAX_SLEEP, "8 s")
         url = metastore_url(uri, options)
         connect_args = {"timeout": 60} if url.get_backend_name() == "sqlite" else {}
-        self.engine = sa.create_engine(url, connect_args=connect_args)
+        # No pool: a catalog (and the tables it opened) is never closed explicitly, and a pooled connection
+        # dropped by the garbage collector is a leak; a connection per call is cheap next to file I/O.
+        self.engine = sa.create_engine(url, connect_args=connect_args, poolclass=sa.pool.NullPool)
         self._create_metastore_tables()
 
     def _create_metastore_tables(self) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 import laketide
 from laketide.catalog import Catalog
+from tests.catalog.postgres import PostgresServer, postgres_server  # noqa: F401 - a session fixture
 
 
 @dataclass
@@ -50,6 +51,14 @@ def _sqlite(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     # Paimon's own spelling of the URI, as a Java or pypaimon config writes it.
     return Backend("sqlite", {"warehouse": str(tmp_path / "warehouse"), "metastore": "jdbc",
                               "uri": f"jdbc:sqlite:{tmp_path / 'catalog.sqlite'}"})
+
+
+@backend("postgresql")
+def _postgresql(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    # Paimon's spelling, credentials in jdbc.* options; the server listens on a Unix socket (libpq's host=).
+    return Backend("postgresql", {"warehouse": str(tmp_path / "warehouse"), "metastore": "jdbc",
+                                  "uri": server.fresh_database_uri(), "jdbc.user": server.user})
 
 
 @pytest.fixture(params=list(BACKENDS))

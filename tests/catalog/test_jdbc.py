@@ -11,6 +11,7 @@ import sqlalchemy as sa
 import laketide
 from laketide.catalog.jdbc_url import metastore_url
 from laketide.exceptions import InvalidOptionError, NoSuchTableError, UnsupportedFeatureError
+from tests.catalog.postgres import PostgresServer
 from tests.catalog.pypaimon_runner import PyPaimonCatalog, PyPaimonCatalogError, pypaimon_python
 
 FIELDS = [["id", "int64"], ["v", "string"]]
@@ -129,4 +130,9 @@ def check_both_ways(ours: laketide.Catalog, theirs: PyPaimonCatalog) -> None:
 
 def test_pypaimon_and_laketide_share_a_sqlite_metastore(tmp_path: Path) -> None:
     ours, theirs = shared_catalogs(tmp_path, f"jdbc:sqlite:{tmp_path / 'shared.sqlite'}")
+    check_both_ways(ours, theirs)
+
+
+def test_pypaimon_and_laketide_share_a_postgresql_metastore(tmp_path: Path, postgres_server: PostgresServer) -> None:
+    ours, theirs = shared_catalogs(tmp_path, postgres_server.fresh_database_uri(), **{"jdbc.user": postgres_server.user})
     check_both_ways(ours, theirs)
