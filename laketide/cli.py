@@ -31,7 +31,13 @@ def _run(argv: list[str] | None) -> None:
     p_read.add_argument("--limit", type=int, default=20)
     p_snap = sub.add_parser("snapshots")
     p_snap.add_argument("table")
+    from laketide.rest.serve import add_arguments, serve_from_args  # the server itself imports the `rest` extra
+
+    add_arguments(sub.add_parser("serve", help="serve Paimon's REST catalog API over this warehouse"))
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        serve_from_args(args.warehouse, args)
+        return
     cat = laketide.load_catalog(warehouse=args.warehouse)
     if args.command == "databases":
         print("\n".join(cat.list_databases()))

@@ -7,6 +7,7 @@ another process (tests/catalog/workers.py) can open the very same catalog.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 
 import laketide
 from laketide.catalog import Catalog
+from tests.catalog.rest_server import serving
 from tests.catalog.postgres import PostgresServer, postgres_server  # noqa: F401 - a session fixture
 
 
@@ -59,6 +61,24 @@ def _postgresql(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
     # Paimon's spelling, credentials in jdbc.* options; the server listens on a Unix socket (libpq's host=).
     return Backend("postgresql", {"warehouse": str(tmp_path / "warehouse"), "metastore": "jdbc",
                                   "uri": server.fresh_database_uri(), "jdbc.user": server.user})
+
+
+TOKEN = "s3cr3t-token"
+
+
+@backend("rest")
+def _rest(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
+    # The server's own catalog is a JDBC one on SQLite (database properties included).
+    served = laketide.load_catalog(str(tmp_path / "warehouse"), metastore="jdbc",
+                                   uri=f"jdbc:sqlite:{tmp_path / 'server-catalog.sqlite'}")
+    uri = request.getfixturevalue("_servers").enter_context(serving(served, token=TOKEN))
+    return Backend("rest", {"warehouse": "wh", "metastore": "rest", "uri": uri, "token": TOKEN})
+
+
+@pytest.fixture()
+def _servers() -> Iterator[ExitStack]:
+    with ExitStack() as stack:
+        yield stack
 
 
 @pytest.fixture(params=list(BACKENDS))
