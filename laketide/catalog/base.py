@@ -18,6 +18,7 @@ from laketide.schema.changes import SchemaChange
 from laketide.table.table import Table
 
 if TYPE_CHECKING:
+    from laketide.catalog.view import View
     from laketide.table.system import SystemTable
 
 __all__ = ["Catalog", "Identifier", "check_name", "require_data_table"]
@@ -204,6 +205,23 @@ class Catalog(ABC):
 
     @abstractmethod
     def rename_table(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None: ...
+
+    # -- views (Paimon: catalog.Catalog#createView ...; the filesystem catalog has none, as in Java) ----------------
+    def create_view(self, name: str | Identifier, view: View, *, exist_ok: bool = False) -> None:
+        """Store ``view`` (its query per dialect and its schema) under ``name``."""
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
+
+    def view(self, name: str | Identifier) -> View:
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
+
+    def list_views(self, database: str) -> list[str]:
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
+
+    def drop_view(self, name: str | Identifier, *, ignore_missing: bool = False) -> None:
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
+
+    def rename_view(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None:
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
 
     def alter_table(self, name: str | Identifier, *changes: SchemaChange) -> Table:
         """Apply schema changes to the data table ``name`` (never a system table or a branch)."""

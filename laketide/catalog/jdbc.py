@@ -29,6 +29,7 @@ from laketide.catalog.jdbc_tables import (
     VIEWS,
 )
 from laketide.catalog.jdbc_url import JDBC_PREFIX, metastore_url
+from laketide.catalog.view import View
 from laketide.exceptions import (
     CatalogError,
     DatabaseAlreadyExistsError,
@@ -37,10 +38,12 @@ from laketide.exceptions import (
     InvalidOptionError,
     NoSuchDatabaseError,
     NoSuchTableError,
+    NoSuchViewError,
     SchemaAlreadyExistsError,
     SystemTableError,
     TableAlreadyExistsError,
     UnsupportedFeatureError,
+    ViewAlreadyExistsError,
 )
 from laketide.fs import FileIO, file_io_for
 from laketide.options import parse_duration
@@ -377,6 +380,60 @@ class JdbcCatalog(Catalog):
                     self._key(tp), tp.c.database_name == ident.database, tp.c.table_name == ident.table))
                 self._insert_table_properties(conn, ident, table.schema)
         return table
+
+    # -- views: paimon_views, one row per view holding its ViewSchema JSON (Java: JdbcCatalog view methods) ----
+    def _view_where(self, ident: Identifier) -> sa.ColumnElement[bool]:
+        return sa.and_(self._key(VIEWS), VIEWS.c.database_name == ident.database, VIEWS.c.view_name == ident.table)
+
+    def create_view(self, name: str | Identifier, view: View, *, exist_ok: bool = False) -> None:
+        ident = require_data_table(Identifier.parse(name), "create a view named")
+        self._check_name_length(ident)
+        self._require_database(ident.database)
+        if self.table_exists(ident):
+            raise ViewAlreadyExistsError(f"Cannot create view {ident}: a table has that name")
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(sa.insert(VIEWS).values(catalog_key=self.catalog_key, database_name=ident.database,
+                                                     view_name=ident.table, view_schema=view.to_json()))
+        except sa.exc.IntegrityError as e:
+            if exist_ok:
+                return
+            raise ViewAlreadyExistsError(f"View {ident} already exists") from e
+
+    def view(self, name: str | Identifier) -> View:
+        ident = Identifier.parse(name)
+        rows = self._fetch(sa.select(VIEWS.c.view_schema).where(self._view_where(ident)))
+        if not rows:
+            raise NoSuchViewError(f"View {ident} does not exist in JDBC catalog {self.catalog_key!r}")
+        return View.from_json(rows[0][0], what=f"view {ident}")
+
+    def list_views(self, database: str) -> list[str]:
+        self._require_database(database)
+        return self._names(VIEWS, VIEWS.c.view_name, database)
+
+    def drop_view(self, name: str | Identifier, *, ignore_missing: bool = False) -> None:
+        ident = Identifier.parse(name)
+        with self.engine.begin() as conn:
+            deleted = conn.execute(sa.delete(VIEWS).where(self._view_where(ident))).rowcount
+        if not deleted and not ignore_missing:
+            raise NoSuchViewError(f"View {ident} does not exist in JDBC catalog {self.catalog_key!r}")
+
+    def rename_view(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None:
+        src, dst = Identifier.parse(old), require_data_table(Identifier.parse(new), "rename a view to")
+        self._check_name_length(dst)
+        if not self._view_exists(src):
+            if ignore_missing:
+                return
+            raise NoSuchViewError(f"View {src} does not exist in JDBC catalog {self.catalog_key!r}")
+        self._require_database(dst.database)
+        if self.table_exists(dst):
+            raise ViewAlreadyExistsError(f"Cannot rename view {src} to {dst}: a table has that name")
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(sa.update(VIEWS).where(self._view_where(src))
+                             .values(database_name=dst.database, view_name=dst.table))
+        except sa.exc.IntegrityError as e:
+            raise ViewAlreadyExistsError(f"View {dst} already exists") from e
 
     def _move_rows(self, src: Identifier, dst: Identifier) -> None:
         with self.engine.begin() as conn:

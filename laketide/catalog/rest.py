@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from laketide import exceptions
 from laketide.catalog.base import SYSTEM_DATABASE, Catalog, Identifier, check_name, require_data_table
+from laketide.catalog.view import View
 from laketide.exceptions import (
     CatalogError,
     DatabaseAlreadyExistsError,
@@ -28,9 +29,11 @@ from laketide.exceptions import (
     LaketideError,
     NoSuchDatabaseError,
     NoSuchTableError,
+    NoSuchViewError,
     SystemTableError,
     TableAlreadyExistsError,
     UnsupportedFeatureError,
+    ViewAlreadyExistsError,
 )
 from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
@@ -96,9 +99,12 @@ class RestCatalog(Catalog):
         message = str(error.get("message") or raw[:200].decode(errors="replace"))
         kind = error.get("resourceType")
         if status == 404:
-            return NoSuchDatabaseError(message) if kind == "DATABASE" else NoSuchTableError(message)
+            missing = {"DATABASE": NoSuchDatabaseError, "VIEW": NoSuchViewError}.get(kind, NoSuchTableError)
+            return missing(message)
         if status == 409:
-            return DatabaseAlreadyExistsError(message) if kind == "DATABASE" else TableAlreadyExistsError(message)
+            taken = {"DATABASE": DatabaseAlreadyExistsError, "VIEW": ViewAlreadyExistsError}.get(
+                kind, TableAlreadyExistsError)
+            return taken(message)
         if status == 501:
             return UnsupportedFeatureError(message)
         if status == 400:
@@ -145,6 +151,10 @@ class RestCatalog(Catalog):
             raise SystemTableError(f"Database {name!r} is reserved for system tables (as in Paimon)")
         try:
             tables = self.list_tables(name)
+            try:
+                tables += self.list_views(name)
+            except UnsupportedFeatureError:  # a server whose catalog keeps no views
+                pass
             if tables and not cascade:
                 raise DatabaseNotEmptyError(f"Database {name} is not empty: {tables}; use cascade=True")
             self._call("DELETE", self._db(name))
@@ -239,3 +249,42 @@ class RestCatalog(Catalog):
             "source": {"database": src.database, "object": src.table},
             "destination": {"database": dst.database, "object": dst.table},
         })
+
+    # -- views ---------------------------------------------------------------------------------------------------
+    def _vw(self, ident: Identifier) -> str:
+        return f"{self._db(ident.database)}/views/{_quote(ident.table)}"
+
+    def create_view(self, name: str | Identifier, view: View, *, exist_ok: bool = False) -> None:
+        ident = require_data_table(Identifier.parse(name), "create a view named")
+        try:
+            self._call("POST", f"{self._db(ident.database)}/views",
+                       {"identifier": {"database": ident.database, "object": ident.table}, "schema": view.to_dict()})
+        except ViewAlreadyExistsError:
+            if not exist_ok:
+                raise
+
+    def view(self, name: str | Identifier) -> View:
+        ident = Identifier.parse(name)
+        return View.from_json(self._call("GET", self._vw(ident)).get("schema") or {}, what=f"view {ident}")
+
+    def list_views(self, database: str) -> list[str]:
+        return sorted(self._paged(f"{self._db(database)}/views", "views"))
+
+    def drop_view(self, name: str | Identifier, *, ignore_missing: bool = False) -> None:
+        ident = Identifier.parse(name)
+        try:
+            self._call("DELETE", self._vw(ident))
+        except (NoSuchViewError, NoSuchDatabaseError):
+            if not ignore_missing:
+                raise NoSuchViewError(f"View {ident} does not exist in REST catalog {self.uri}") from None
+
+    def rename_view(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None:
+        src, dst = Identifier.parse(old), require_data_table(Identifier.parse(new), "rename a view to")
+        try:
+            self._call("POST", f"{self._base}/views/rename", {
+                "source": {"database": src.database, "object": src.table},
+                "destination": {"database": dst.database, "object": dst.table},
+            })
+        except NoSuchViewError:
+            if not ignore_missing:
+                raise

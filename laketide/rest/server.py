@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from laketide.catalog.base import Catalog, Identifier, check_name
+from laketide.catalog.view import View
 from laketide.exceptions import (
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
@@ -30,8 +31,10 @@ from laketide.exceptions import (
     NoSuchDatabaseError,
     NoSuchSnapshotError,
     NoSuchTableError,
+    NoSuchViewError,
     TableAlreadyExistsError,
     UnsupportedFeatureError,
+    ViewAlreadyExistsError,
 )
 from laketide.meta.snapshot import Snapshot
 from laketide.table.table import Table
@@ -55,6 +58,10 @@ def _to_response(e: Exception) -> JSONResponse:
         return _error(404, str(e), "TABLE")
     if isinstance(e, NoSuchSnapshotError):
         return _error(404, str(e), "SNAPSHOT")
+    if isinstance(e, NoSuchViewError):
+        return _error(404, str(e), "VIEW")
+    if isinstance(e, ViewAlreadyExistsError):
+        return _error(409, str(e), "VIEW")
     if isinstance(e, DatabaseAlreadyExistsError):
         return _error(409, str(e), "DATABASE")
     if isinstance(e, TableAlreadyExistsError):
@@ -180,6 +187,33 @@ class _Api:
             "lastFileCreationTime": max(times, default=snapshot.time_millis),
         }}
 
+    # -- views -----------------------------------------------------------------------------------------------
+    def _view_ident(self, request: Request) -> Identifier:
+        return Identifier(request.path_params["database"], request.path_params["view"])
+
+    def list_views(self, request: Request, body: Any) -> Any:
+        return {"views": self.catalog.list_views(check_name("Database", request.path_params["database"])),
+                "nextPageToken": None}
+
+    def create_view(self, request: Request, body: Any) -> Any:
+        ident = _identifier(body.get("identifier"))
+        self.catalog.create_view(ident, View.from_json(body.get("schema") or {}, what=f"view {ident}"))
+        return {}
+
+    def get_view(self, request: Request, body: Any) -> Any:
+        ident = self._view_ident(request)
+        view = self.catalog.view(ident)
+        return {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"view:{ident}")), "name": ident.table,
+                "schema": view.to_dict()}
+
+    def drop_view(self, request: Request, body: Any) -> Any:
+        self.catalog.drop_view(self._view_ident(request))
+        return {}
+
+    def rename_view(self, request: Request, body: Any) -> Any:
+        self.catalog.rename_view(_identifier(body.get("source")), _identifier(body.get("destination")))
+        return {}
+
 
 Handler = Callable[[Request, Any], Any]
 
@@ -217,6 +251,11 @@ def create_app(catalog: Catalog, *, token: str | None, warehouse: str = "") -> A
         Route(f"{tb}/commit", _endpoint(api.commit_table), methods=["POST"]),
         Route(f"{tb}/snapshot", _endpoint(api.load_snapshot), methods=["GET"]),
         Route("/v1/tables/rename", _endpoint(api.rename_table), methods=["POST"]),
+        Route(f"{db}/views", _endpoint(api.list_views), methods=["GET"]),
+        Route(f"{db}/views", _endpoint(api.create_view), methods=["POST"]),
+        Route(f"{db}/views/{{view}}", _endpoint(api.get_view), methods=["GET"]),
+        Route(f"{db}/views/{{view}}", _endpoint(api.drop_view), methods=["DELETE"]),
+        Route("/v1/views/rename", _endpoint(api.rename_view), methods=["POST"]),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:

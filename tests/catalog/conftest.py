@@ -26,6 +26,8 @@ class Backend:
     spec: dict[str, Any]
     # Whether create_database keeps properties (the filesystem catalog has nowhere to keep them, as in Paimon).
     stores_properties: bool = True
+    # Whether the catalog keeps views (Paimon's filesystem catalog does not).
+    stores_views: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     def open(self) -> Catalog:
@@ -45,7 +47,8 @@ def backend(kind: str) -> Callable[[Callable[..., Backend]], Callable[..., Backe
 
 @backend("filesystem")
 def _filesystem(tmp_path: Path, request: pytest.FixtureRequest) -> Backend:
-    return Backend("filesystem", {"warehouse": str(tmp_path / "warehouse")}, stores_properties=False)
+    return Backend("filesystem", {"warehouse": str(tmp_path / "warehouse")}, stores_properties=False,
+                   stores_views=False)
 
 
 @backend("sqlite")
