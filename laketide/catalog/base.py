@@ -19,6 +19,7 @@ from laketide.table.table import Table
 
 if TYPE_CHECKING:
     from laketide.catalog.view import View
+    from laketide.table.object_table import ObjectTable
     from laketide.table.system import SystemTable
 
 __all__ = ["Catalog", "Identifier", "check_name", "require_data_table"]
@@ -205,6 +206,23 @@ class Catalog(ABC):
 
     @abstractmethod
     def rename_table(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None: ...
+
+    def create_object_table(self, name: str | Identifier, location: str | None = None, *,
+                            options: Mapping[str, str] | None = None, comment: str | None = None,
+                            exist_ok: bool = False) -> ObjectTable:
+        """A read-only table listing the files under ``location`` (default: the table's own directory).
+
+        Paimon keeps object tables in its JDBC and REST catalogs, not in the filesystem catalog.
+        """
+        from laketide.table.object_table import OBJECT_TABLE_FIELDS, OBJECT_TABLE_TYPE
+        from laketide.types import RowType, to_arrow_schema
+
+        opts = {**{str(k): str(v) for k, v in (options or {}).items()}, "type": OBJECT_TABLE_TYPE}
+        if location is not None:
+            opts["path"] = location
+        table = self.create_table(name, to_arrow_schema(RowType(OBJECT_TABLE_FIELDS)), options=opts,
+                                  comment=comment, exist_ok=exist_ok)
+        return table  # type: ignore[return-value]  # the catalogs that keep object tables return one
 
     # -- views (Paimon: catalog.Catalog#createView ...; the filesystem catalog has none, as in Java) ----------------
     def create_view(self, name: str | Identifier, view: View, *, exist_ok: bool = False) -> None:

@@ -50,6 +50,7 @@ from laketide.options import parse_duration
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
 from laketide.table.system import SystemTable, system_table
+from laketide.table.object_table import OBJECT_TABLE_FIELDS, OBJECT_TABLE_TYPE, ObjectTable
 from laketide.table.table import Table
 
 __all__ = ["JdbcCatalog"]
@@ -262,13 +263,16 @@ class JdbcCatalog(Catalog):
             self._check_stored("Table option", ((str(k), str(v)) for k, v in options.items()))
         path = self.table_path(ident)
         try:
-            table_schema = create_table_files(
-                self.file_io, path, ident, schema, primary_key=primary_key, partition_keys=partition_keys,
-                options=options, comment=comment,
-            )
+            if str((options or {}).get("type", "")).strip().lower() == OBJECT_TABLE_TYPE:
+                table_schema = self._object_table_schema(ident, path, options or {}, comment)
+            else:
+                table_schema = create_table_files(
+                    self.file_io, path, ident, schema, primary_key=primary_key, partition_keys=partition_keys,
+                    options=options, comment=comment,
+                )
         except SchemaAlreadyExistsError as e:  # another process wrote this table's schema first
             if exist_ok:
-                return self._open(ident, path, None)
+                return self._open(ident, path, SchemaManager(self.file_io, path).latest())
             raise TableAlreadyExistsError(
                 f"Table {ident} already exists (its schema is at {path}, written by another process)") from e
         try:
@@ -303,7 +307,21 @@ class JdbcCatalog(Catalog):
         return JdbcLock(self.engine, f"{self.catalog_key}.{ident.database}.{ident.table}",
                         acquire_timeout_ms=self.acquire_timeout_ms, check_max_sleep_ms=self.check_max_sleep_ms)
 
+    def _object_table_schema(self, ident: Identifier, path: str, options: Mapping[str, Any],
+                             comment: str | None) -> TableSchema:
+        """Schema-0 of an object table: Paimon's fixed columns, whatever columns were given (Java:
+        JdbcCatalog#createObjectTable, AbstractCatalog#buildObjectTableSchema); ``path`` defaults to the table's
+        own directory."""
+        opts = {str(k): str(v) for k, v in options.items()}
+        opts.setdefault("path", path)
+        schema = TableSchema(id=0, fields=OBJECT_TABLE_FIELDS, highest_field_id=len(OBJECT_TABLE_FIELDS) - 1,
+                             options=opts, comment=comment)
+        return SchemaManager(self.file_io, path).create(schema)
+
     def _open(self, ident: Identifier, path: str, schema: TableSchema | None) -> Table:
+        if schema is not None and schema.options.get("type", "").strip().lower() == OBJECT_TABLE_TYPE:
+            return ObjectTable(name=ident.full_name, location=schema.options.get("path", path),  # type: ignore[return-value]
+                               file_io=self.file_io, schema=schema)
         return Table(name=ident.full_name, path=path, file_io=self.file_io, schema=schema,
                      commit_lock=self.commit_lock(ident))
 
@@ -313,6 +331,8 @@ class JdbcCatalog(Catalog):
             raise UnsupportedFeatureError(f"Table {ident}: branches are not supported; read {ident.full_name}")
         table = self._load(ident)
         if ident.system_table:
+            if not isinstance(table, Table):
+                raise NoSuchTableError(f"Object table {ident.full_name} has no system tables")
             return system_table(table, ident.system_table)
         return table
 

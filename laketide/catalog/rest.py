@@ -38,6 +38,8 @@ from laketide.exceptions import (
 from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.table.system import SystemTable, system_table
+from laketide.schema.table_schema import TableSchema
+from laketide.table.object_table import OBJECT_TABLE_TYPE, ObjectTable
 from laketide.table.table import Table
 
 __all__ = ["RestCatalog", "RestCatalogError"]
@@ -219,6 +221,8 @@ class RestCatalog(Catalog):
             raise UnsupportedFeatureError(f"Table {ident}: branches are not supported; read {ident.full_name}")
         table = self._load(ident)
         if ident.system_table:
+            if not isinstance(table, Table):
+                raise NoSuchTableError(f"Object table {ident.full_name} has no system tables")
             return system_table(table, ident.system_table)
         return table
 
@@ -228,6 +232,14 @@ class RestCatalog(Catalog):
         if not isinstance(path, str) or not path:
             raise CatalogError(f"REST catalog {self.uri} gave no path for table {ident.full_name}")
         file_io = self._file_io or file_io_for(path, **self._storage_options)
+        schema_json = response.get("schema") or {}
+        if str((schema_json.get("options") or {}).get("type", "")).strip().lower() == OBJECT_TABLE_TYPE:
+            schema = TableSchema.from_json(json.dumps({
+                "version": 3, "id": response.get("schemaId", 0), "highestFieldId": len(schema_json["fields"]) - 1,
+                "partitionKeys": [], "primaryKeys": [], "timeMillis": 0, **schema_json,
+            }), path=f"REST table {ident.full_name}")
+            return ObjectTable(name=ident.full_name, location=path, file_io=file_io,  # type: ignore[return-value]
+                               schema=schema)
         return Table(name=ident.full_name, path=path.rstrip("/"), file_io=file_io)
 
     def drop_table(self, name: str | Identifier, *, ignore_missing: bool = False) -> None:

@@ -37,6 +37,7 @@ from laketide.exceptions import (
     ViewAlreadyExistsError,
 )
 from laketide.meta.snapshot import Snapshot
+from laketide.table.object_table import ObjectTable
 from laketide.table.table import Table
 from laketide.types import RowType, field_from_json
 
@@ -86,7 +87,7 @@ def _table_id(table: Table) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, table.path))
 
 
-def _schema_json(table: Table) -> dict[str, Any]:
+def _schema_json(table: Table | ObjectTable) -> dict[str, Any]:
     full = json.loads(table.schema.to_json())
     return {k: full[k] for k in _SCHEMA_KEYS if k in full}
 
@@ -133,6 +134,12 @@ class _Api:
             raise NoSuchTableError(f"Table {ident} is not a data table")
         return table
 
+    def _any_table(self, ident: Identifier) -> Table | ObjectTable:
+        table = self.catalog.table(ident)
+        if not isinstance(table, (Table, ObjectTable)):
+            raise NoSuchTableError(f"Table {ident} is not a data or object table")
+        return table
+
     def list_tables(self, request: Request, body: Any) -> Any:
         return {"tables": self.catalog.list_tables(check_name("Database", request.path_params["database"])),
                 "nextPageToken": None}
@@ -151,8 +158,10 @@ class _Api:
         return {}
 
     def get_table(self, request: Request, body: Any) -> Any:
-        table = self._table(self._ident(request))
-        return {"id": _table_id(table), "name": table.name.split(".", 1)[1], "path": table.path,
+        table = self._any_table(self._ident(request))
+        # An object table's path is the location it lists (clients read it from there, as Java's server says).
+        path = table.location if isinstance(table, ObjectTable) else table.path
+        return {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, path)), "name": table.name.split(".", 1)[1], "path": path,
                 "isExternal": False, "schemaId": table.schema.id, "schema": _schema_json(table)}
 
     def drop_table(self, request: Request, body: Any) -> Any:

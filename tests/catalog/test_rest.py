@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -123,12 +124,12 @@ def test_client_refuses_bad_names_and_options(served) -> None:  # noqa: ANN001
 
 
 # -- pypaimon against `laketide serve` ------------------------------------------------------------------------
-@pytest.fixture()
-def laketide_serve(tmp_path: Path) -> Iterator[str]:
+@contextmanager
+def laketide_serve_process(warehouse: Path, *extra: str) -> Iterator[str]:
     """``laketide --warehouse W serve`` as a subprocess on a free port; the URI it prints once listening."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "laketide.cli", "--warehouse", str(tmp_path / "warehouse"), "serve",
-         "--host", "127.0.0.1", "--port", "0", "--token", TOKEN],
+        [sys.executable, "-m", "laketide.cli", "--warehouse", str(warehouse), "serve",
+         "--host", "127.0.0.1", "--port", "0", "--token", TOKEN, *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -141,6 +142,12 @@ def laketide_serve(tmp_path: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.communicate(timeout=60)
+
+
+@pytest.fixture()
+def laketide_serve(tmp_path: Path) -> Iterator[str]:
+    with laketide_serve_process(tmp_path / "warehouse") as uri:
+        yield uri
 
 
 def test_pypaimon_creates_writes_reads_and_lists_through_laketide_serve(laketide_serve: str, tmp_path: Path) -> None:
@@ -174,3 +181,24 @@ def test_pypaimon_creates_writes_reads_and_lists_through_laketide_serve(laketide
     wrong = PyPaimonCatalog(pypaimon_python(), {**options, "token": "nope"}, tmp_path / "pypaimon-wrong")
     with pytest.raises(Exception, match="(?i)not ?authori|401"):
         wrong.one("list_databases")
+
+
+def test_pypaimon_reads_an_object_table_through_laketide_serve_over_jdbc(tmp_path: Path) -> None:
+    objects = tmp_path / "objects"
+    (objects / "sub").mkdir(parents=True)
+    (objects / "a.bin").write_bytes(b"12345")
+    (objects / "sub" / "b.txt").write_bytes(b"xy")
+    meta = f"jdbc:sqlite:{tmp_path / 'meta.sqlite'}"
+    with laketide_serve_process(tmp_path / "warehouse", "--metastore", "jdbc", "--uri", meta) as uri:
+        ours = laketide.load_catalog("wh", metastore="rest", uri=uri, token=TOKEN)
+        ours.create_database("db")
+        ours.create_object_table("db.objs", str(objects))
+        assert ours.table("db.objs").read().column("path").to_pylist() == ["a.bin", "sub/b.txt"]
+        theirs = PyPaimonCatalog(pypaimon_python(), {"metastore": "rest", "uri": uri, "warehouse": "wh",
+                                                     "token.provider": "bear", "token": TOKEN}, tmp_path / "pp")
+        read = theirs.one("read", name="db.objs")
+        assert sorted(zip(read["path"], read["length"], strict=True)) == [("a.bin", 5), ("sub/b.txt", 2)]
+    # The server's JDBC metastore holds the table as Java's JdbcCatalog does.
+    jdbc = laketide.load_catalog(str(tmp_path / "warehouse"), metastore="jdbc", uri=meta)
+    assert jdbc.list_tables("db") == ["objs"]
+    assert jdbc.table("db.objs").schema.options["type"] == "object-table"
