@@ -50,6 +50,8 @@ from laketide.options import parse_duration
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
 from laketide.table.system import SystemTable, system_table
+from laketide.schema.create import new_table_schema
+from laketide.table.format_table import FORMAT_TABLE_TYPE, FormatTable, check_format_table_schema
 from laketide.table.object_table import OBJECT_TABLE_FIELDS, OBJECT_TABLE_TYPE, ObjectTable
 from laketide.table.table import Table
 
@@ -263,8 +265,12 @@ class JdbcCatalog(Catalog):
             self._check_stored("Table option", ((str(k), str(v)) for k, v in options.items()))
         path = self.table_path(ident)
         try:
-            if str((options or {}).get("type", "")).strip().lower() == OBJECT_TABLE_TYPE:
+            kind = str((options or {}).get("type", "")).strip().lower()
+            if kind == OBJECT_TABLE_TYPE:
                 table_schema = self._object_table_schema(ident, path, options or {}, comment)
+            elif kind == FORMAT_TABLE_TYPE:
+                table_schema = self._format_table_schema(ident, path, schema, partition_keys, options or {},
+                                                         comment, primary_key)
             else:
                 table_schema = create_table_files(
                     self.file_io, path, ident, schema, primary_key=primary_key, partition_keys=partition_keys,
@@ -318,9 +324,26 @@ class JdbcCatalog(Catalog):
                              options=opts, comment=comment)
         return SchemaManager(self.file_io, path).create(schema)
 
+    def _format_table_schema(self, ident: Identifier, path: str, schema: Any, partition_keys: Sequence[str] | None,
+                             options: Mapping[str, Any], comment: str | None,
+                             primary_key: Sequence[str] | None) -> TableSchema:
+        """Schema-0 of a format table, kept in the table's directory; its files live at ``path`` (default
+        ``<table>/data``). Java's JDBC catalog has no format tables (its Hive and REST catalogs do): this is
+        laketide's, so that a REST server over a JDBC catalog can serve them."""
+        opts = {str(k): str(v) for k, v in options.items()}
+        opts.setdefault("path", f"{path}/data")
+        table_schema = new_table_schema(schema, table_name=str(ident), primary_key=primary_key,
+                                        partition_keys=partition_keys, options=opts, comment=comment)
+        check_format_table_schema(table_schema, str(ident))
+        return SchemaManager(self.file_io, path).create(table_schema)
+
     def _open(self, ident: Identifier, path: str, schema: TableSchema | None) -> Table:
-        if schema is not None and schema.options.get("type", "").strip().lower() == OBJECT_TABLE_TYPE:
+        kind = schema.options.get("type", "").strip().lower() if schema is not None else ""
+        if schema is not None and kind == OBJECT_TABLE_TYPE:
             return ObjectTable(name=ident.full_name, location=schema.options.get("path", path),  # type: ignore[return-value]
+                               file_io=self.file_io, schema=schema)
+        if schema is not None and kind == FORMAT_TABLE_TYPE:
+            return FormatTable(name=ident.full_name, location=schema.options.get("path", f"{path}/data"),  # type: ignore[return-value]
                                file_io=self.file_io, schema=schema)
         return Table(name=ident.full_name, path=path, file_io=self.file_io, schema=schema,
                      commit_lock=self.commit_lock(ident))
@@ -332,7 +355,7 @@ class JdbcCatalog(Catalog):
         table = self._load(ident)
         if ident.system_table:
             if not isinstance(table, Table):
-                raise NoSuchTableError(f"Object table {ident.full_name} has no system tables")
+                raise NoSuchTableError(f"{ident.full_name} is an object or format table: it has no system tables")
             return system_table(table, ident.system_table)
         return table
 

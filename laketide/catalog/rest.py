@@ -39,6 +39,7 @@ from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.table.system import SystemTable, system_table
 from laketide.schema.table_schema import TableSchema
+from laketide.table.format_table import FORMAT_TABLE_TYPE, FormatTable
 from laketide.table.object_table import OBJECT_TABLE_TYPE, ObjectTable
 from laketide.table.table import Table
 
@@ -233,13 +234,17 @@ class RestCatalog(Catalog):
             raise CatalogError(f"REST catalog {self.uri} gave no path for table {ident.full_name}")
         file_io = self._file_io or file_io_for(path, **self._storage_options)
         schema_json = response.get("schema") or {}
-        if str((schema_json.get("options") or {}).get("type", "")).strip().lower() == OBJECT_TABLE_TYPE:
+        kind = str((schema_json.get("options") or {}).get("type", "")).strip().lower()
+        if kind in (OBJECT_TABLE_TYPE, FORMAT_TABLE_TYPE):
+            # No Paimon metadata at the path: the schema is the server's answer.
             schema = TableSchema.from_json(json.dumps({
-                "version": 3, "id": response.get("schemaId", 0), "highestFieldId": len(schema_json["fields"]) - 1,
+                "version": 3, "id": response.get("schemaId", 0),
+                "highestFieldId": max((f["id"] for f in schema_json["fields"]), default=-1),
                 "partitionKeys": [], "primaryKeys": [], "timeMillis": 0, **schema_json,
             }), path=f"REST table {ident.full_name}")
-            return ObjectTable(name=ident.full_name, location=path, file_io=file_io,  # type: ignore[return-value]
-                               schema=schema)
+            cls = ObjectTable if kind == OBJECT_TABLE_TYPE else FormatTable
+            return cls(name=ident.full_name, location=path, file_io=file_io,  # type: ignore[return-value]
+                       schema=schema)
         return Table(name=ident.full_name, path=path.rstrip("/"), file_io=file_io)
 
     def drop_table(self, name: str | Identifier, *, ignore_missing: bool = False) -> None:

@@ -37,6 +37,7 @@ from laketide.exceptions import (
     ViewAlreadyExistsError,
 )
 from laketide.meta.snapshot import Snapshot
+from laketide.table.format_table import FormatTable
 from laketide.table.object_table import ObjectTable
 from laketide.table.table import Table
 from laketide.types import RowType, field_from_json
@@ -87,7 +88,7 @@ def _table_id(table: Table) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, table.path))
 
 
-def _schema_json(table: Table | ObjectTable) -> dict[str, Any]:
+def _schema_json(table: Table | ObjectTable | FormatTable) -> dict[str, Any]:
     full = json.loads(table.schema.to_json())
     return {k: full[k] for k in _SCHEMA_KEYS if k in full}
 
@@ -134,9 +135,9 @@ class _Api:
             raise NoSuchTableError(f"Table {ident} is not a data table")
         return table
 
-    def _any_table(self, ident: Identifier) -> Table | ObjectTable:
+    def _any_table(self, ident: Identifier) -> Table | ObjectTable | FormatTable:
         table = self.catalog.table(ident)
-        if not isinstance(table, (Table, ObjectTable)):
+        if not isinstance(table, (Table, ObjectTable, FormatTable)):
             raise NoSuchTableError(f"Table {ident} is not a data or object table")
         return table
 
@@ -159,8 +160,8 @@ class _Api:
 
     def get_table(self, request: Request, body: Any) -> Any:
         table = self._any_table(self._ident(request))
-        # An object table's path is the location it lists (clients read it from there, as Java's server says).
-        path = table.location if isinstance(table, ObjectTable) else table.path
+        # An object or format table's path is the location of its files (clients read them from there).
+        path = table.location if isinstance(table, (ObjectTable, FormatTable)) else table.path
         return {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, path)), "name": table.name.split(".", 1)[1], "path": path,
                 "isExternal": False, "schemaId": table.schema.id, "schema": _schema_json(table)}
 

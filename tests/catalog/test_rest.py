@@ -202,3 +202,24 @@ def test_pypaimon_reads_an_object_table_through_laketide_serve_over_jdbc(tmp_pat
     jdbc = laketide.load_catalog(str(tmp_path / "warehouse"), metastore="jdbc", uri=meta)
     assert jdbc.list_tables("db") == ["objs"]
     assert jdbc.table("db.objs").schema.options["type"] == "object-table"
+
+
+def test_pypaimon_and_laketide_share_a_format_table_through_laketide_serve(tmp_path: Path) -> None:
+    meta = f"jdbc:sqlite:{tmp_path / 'meta.sqlite'}"
+    fields = [["id", "int64"], ["dt", "string"]]
+    with laketide_serve_process(tmp_path / "warehouse", "--metastore", "jdbc", "--uri", meta) as uri:
+        theirs = PyPaimonCatalog(pypaimon_python(), {"metastore": "rest", "uri": uri, "warehouse": "wh",
+                                                     "token.provider": "bear", "token": TOKEN}, tmp_path / "pp")
+        theirs.run(
+            {"op": "create_database", "name": "db"},
+            {"op": "create_table", "name": "db.plain", "fields": fields, "partition_keys": ["dt"],
+             "options": {"type": "format-table", "file.format": "parquet"}},
+            {"op": "write", "name": "db.plain", "fields": fields, "rows": {"id": [1, 2, 3], "dt": ["a", "a", "b"]}},
+        )
+        ours = laketide.load_catalog("wh", metastore="rest", uri=uri, token=TOKEN)
+        t = ours.table("db.plain")
+        assert sorted(zip(*t.read().to_pydict().values(), strict=True)) == [(1, "a"), (2, "a"), (3, "b")]
+        assert t.read(partition={"dt": "b"}).column("id").to_pylist() == [3]
+        t.write(pa.table({"id": [4], "dt": ["c"]}))
+        read = theirs.one("read", name="db.plain")
+        assert sorted(zip(read["id"], read["dt"], strict=True)) == [(1, "a"), (2, "a"), (3, "b"), (4, "c")]
