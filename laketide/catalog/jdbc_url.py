@@ -74,8 +74,7 @@ def _postgres(uri: str, rest: str, props: dict[str, str]) -> URL:
 
 
 def _with_props(url: URL, props: dict[str, str]) -> URL:
-    props = dict(props)
-    query = dict(url.query)
+    query: dict[str, str] = {k: v if isinstance(v, str) else v[-1] for k, v in url.query.items()}
     query.update({k: v for k, v in props.items() if k not in ("user", "username", "password")})
     user = props.get("user", props.get("username", query.pop("user", None)))
     password = props.get("password", query.pop("password", None))
