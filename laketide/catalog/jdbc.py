@@ -88,7 +88,8 @@ def _duration_ms(options: Mapping[str, Any], key: str, default: str) -> int:
 
 
 class JdbcCatalog(Catalog):
-    def __init__(self, warehouse: str, *, uri: str, file_io: FileIO | None = None, **options: Any) -> None:
+    def __init__(self, warehouse: str, *, uri: str | None = None, file_io: FileIO | None = None,
+                 **options: Any) -> None:
         self.warehouse = warehouse.rstrip("/")
         storage_options = {k: v for k, v in options.items()
                            if k not in _CATALOG_OPTIONS and not k.startswith(JDBC_PREFIX)}
@@ -98,7 +99,7 @@ class JdbcCatalog(Catalog):
         self.sync_all_properties = _flag(options, SYNC_ALL_PROPERTIES, True)
         self.acquire_timeout_ms = _duration_ms(options, LOCK_ACQUIRE_TIMEOUT, "8 min")
         self.check_max_sleep_ms = _duration_ms(options, LOCK_CHECK_MAX_SLEEP, "8 s")
-        url = metastore_url(uri, options)
+        url = metastore_url(uri or "", options)
         connect_args = {"timeout": 60} if url.get_backend_name() == "sqlite" else {}
         # No pool: a catalog (and the tables it opened) is never closed explicitly, and a pooled connection
         # dropped by the garbage collector is a leak; a connection per call is cheap next to file I/O.

@@ -61,11 +61,11 @@ def _quote(name: str) -> str:
 
 
 class RestCatalog(Catalog):
-    def __init__(self, warehouse: str, *, uri: str, token: str | None = None, prefix: str = "",
+    def __init__(self, warehouse: str, *, uri: str | None = None, token: str | None = None, prefix: str = "",
                  file_io: FileIO | None = None, **storage_options: Any) -> None:
         if not isinstance(uri, str) or not uri.startswith(("http://", "https://")):
             raise InvalidOptionError(f"A REST catalog needs 'uri' = the server's http(s) address, got {uri!r}")
-        self.uri = uri.rstrip("/")
+        self.uri: str = uri.rstrip("/")
         self.warehouse = warehouse
         self.token = token
         self._file_io = file_io

@@ -39,6 +39,10 @@ def test_bad_catalog_options_are_named(tmp_path: Path) -> None:
     uri = f"jdbc:sqlite:{tmp_path / 'c.db'}"
     with pytest.raises(InvalidOptionError, match="lock.enabled"):
         laketide.load_catalog(str(tmp_path / "wh"), metastore="jdbc", uri=uri, **{"lock.enabled": "maybe"})
+    with pytest.raises(InvalidOptionError, match="uri"):
+        laketide.load_catalog(str(tmp_path / "wh"), metastore="jdbc")
+    with pytest.raises(InvalidOptionError, match="uri"):
+        laketide.load_catalog(str(tmp_path / "wh"), metastore="rest")
     with pytest.raises(InvalidOptionError, match="lock-acquire-timeout"):
         laketide.load_catalog(str(tmp_path / "wh"), metastore="jdbc", uri=uri, **{"lock-acquire-timeout": "soon"})
 
