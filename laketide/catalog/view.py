@@ -16,7 +16,14 @@ from typing import Any
 import pyarrow as pa
 
 from laketide.exceptions import SchemaError
-from laketide.types import DataField, RowType, field_from_json, field_to_json, row_type_from_arrow_schema, to_arrow_schema
+from laketide.types import (
+    DataField,
+    RowType,
+    field_from_json,
+    field_to_json,
+    row_type_from_arrow_schema,
+    to_arrow_schema,
+)
 
 __all__ = ["View"]
 

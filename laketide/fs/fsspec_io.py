@@ -223,7 +223,10 @@ class FsspecFileIO(FileIO):
         if self._has_dirs:
             parent = self._fs._parent(path)
             if parent:
-                self._fs.makedirs(parent, exist_ok=True)
+                try:
+                    self._fs.makedirs(parent, exist_ok=True)
+                except FileExistsError as e:  # a file where the directory must go: no "already exists"
+                    raise FileIOError(f"Cannot create '{path}': {parent} is a file, not a directory") from e
 
     def __eq__(self, other: object) -> bool:
         return (

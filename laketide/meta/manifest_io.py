@@ -74,7 +74,7 @@ def decode_records(data: bytes, *, path: str) -> list[dict[str, Any]]:
 
             return pq.read_table(io.BytesIO(data)).to_pylist()
         raise ValueError("unknown file format (neither Avro, ORC nor Parquet)")
-    except Exception as e:
+    except Exception as e:  # the decoders raise anything on damaged bytes (EOFError, struct.error, ArrowInvalid...)
         raise CorruptMetadataError(f"Cannot read metadata file {path}: {e}", path=path) from e
 
 

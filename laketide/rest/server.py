@@ -26,7 +26,6 @@ from laketide.catalog.base import Catalog, Identifier, check_name
 from laketide.catalog.view import View
 from laketide.exceptions import (
     DatabaseAlreadyExistsError,
-    DatabaseNotEmptyError,
     LaketideError,
     NoSuchDatabaseError,
     NoSuchSnapshotError,

@@ -189,7 +189,8 @@ class FormatTable:
             raise SchemaError(f"Format table {self.name}: cannot read {path} as {self.format}: {e}") from e
 
     # -- writing -------------------------------------------------------------------------------------------------
-    def write(self, data: pa.Table, *, overwrite: bool = False, partition: Mapping[str, Any] | None = None) -> list[str]:
+    def write(self, data: pa.Table, *, overwrite: bool = False,
+              partition: Mapping[str, Any] | None = None) -> list[str]:
         """Add ``data`` as new files (one per partition); with ``overwrite`` they replace what ``partition`` (or,
         without it, the whole table) held, deleted once the new files are in place. Returns the new files."""
         self._check_partition(partition)

@@ -302,7 +302,8 @@ def test_injection_looking_names_are_stored_verbatim(catalog: Catalog, backend_u
     assert again.list_tables(db) == [] and again.list_tables("victim") == ["t"]
 
 
-def test_injection_looking_options_and_comment_are_stored_verbatim(filled: Catalog, backend_under_test: Backend) -> None:
+def test_injection_looking_options_and_comment_are_stored_verbatim(filled: Catalog,
+                                                                   backend_under_test: Backend) -> None:
     options = {INJECTION: "v'); DELETE FROM paimon_tables; --", "quote\"key": "back\\slash"}
     filled.create_table("db.opts", SCHEMA, options=options, comment=INJECTION)
     t = backend_under_test.open().table("db.opts")

@@ -138,5 +138,6 @@ def test_pypaimon_and_laketide_share_a_sqlite_metastore(tmp_path: Path) -> None:
 
 
 def test_pypaimon_and_laketide_share_a_postgresql_metastore(tmp_path: Path, postgres_server: PostgresServer) -> None:
-    ours, theirs = shared_catalogs(tmp_path, postgres_server.fresh_database_uri(), **{"jdbc.user": postgres_server.user})
+    uri = postgres_server.fresh_database_uri()
+    ours, theirs = shared_catalogs(tmp_path, uri, **{"jdbc.user": postgres_server.user})
     check_both_ways(ours, theirs)

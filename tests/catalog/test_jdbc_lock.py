@@ -83,7 +83,8 @@ def two_writers_through_the_lock(spec: dict[str, str], commits: int) -> None:
     # No snapshot id twice: 1..2n, each a distinct (user, identifier) commit, none overwritten by another.
     snap_dir = Path(t.path) / "snapshot"
     snaps = [json.loads((snap_dir / f"snapshot-{i}").read_text()) for i in range(1, 2 * commits + 1)]
-    assert sorted(p.name for p in snap_dir.glob("snapshot-*")) == sorted(f"snapshot-{i}" for i in range(1, 2 * commits + 1))
+    expected = sorted(f"snapshot-{i}" for i in range(1, 2 * commits + 1))
+    assert sorted(p.name for p in snap_dir.glob("snapshot-*")) == expected
     assert len({(s["commitUser"], s["commitIdentifier"]) for s in snaps}) == 2 * commits
     assert t.latest_snapshot().id == 2 * commits
 

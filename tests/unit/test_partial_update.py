@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from laketide.exceptions import RowKindError
 from laketide.mergetree.engines import PartialUpdateMergeFunction, merge_function_for
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.schema.create import new_table_schema
 
 SCHEMA = pa.schema([("k", pa.int32()), ("x", pa.string()), ("s1", pa.int32()), ("s2", pa.int64()),
@@ -106,7 +106,8 @@ def test_fast_path_matches_row_by_row_port() -> None:
         "k": rng.integers(0, 200, n).astype(np.int32), "x": rng.choice(["p", "q", None], n),
         "s1": rng.integers(0, 5, n).astype(np.int32), "s2": rng.integers(0, 5, n),
         "a": rng.integers(0, 9, n).astype(np.int32), "b": rng.choice(["u", "v", None], n),
-        "t": rng.integers(0, 5, n).astype(np.int32), "c": rng.integers(-5, 5, n), "d": rng.integers(0, 9, n).astype(np.int32),
+        "t": rng.integers(0, 5, n).astype(np.int32), "c": rng.integers(-5, 5, n),
+        "d": rng.integers(0, 9, n).astype(np.int32),
     }
     table = _table(pa.table(cols, schema=SCHEMA).to_pylist())
     fn = _merge()

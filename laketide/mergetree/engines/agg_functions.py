@@ -66,7 +66,7 @@ class FieldAggregator(ABC):
         self.dtype = dtype
         self.arrow_type = arrow_type
         self.options = options
-        self.ignore_retract = _bool_option(options, f"fields.{field}.ignore-retract")
+        self.ignore_retract = bool_option(options, f"fields.{field}.ignore-retract")
 
     @classmethod
     def type_problem(cls, dtype: DataType) -> str | None:
@@ -74,7 +74,7 @@ class FieldAggregator(ABC):
         return None
 
     # -- scalar semantics --------------------------------------------------------------------------------------
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - a hook, a no-op unless the function keeps state across rows
         """Start a new key (stateful functions such as first_value)."""
 
     def agg(self, acc: Any, x: Any) -> Any:
@@ -132,7 +132,7 @@ class FieldAggregator(ABC):
         return pa.concat_arrays([base, folded]).take(pa.array(positions))
 
 
-def _bool_option(options: CoreOptions, key: str, default: bool = False) -> bool:
+def bool_option(options: CoreOptions, key: str, default: bool = False) -> bool:
     raw = options.raw(key)
     if raw is None:
         return default
@@ -412,7 +412,7 @@ class ListaggAgg(FieldAggregator):
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.delimiter = self.options.raw(f"fields.{self.field}.list-agg-delimiter") or ","
-        self.distinct = _bool_option(self.options, f"fields.{self.field}.distinct")
+        self.distinct = bool_option(self.options, f"fields.{self.field}.distinct")
 
     @classmethod
     def type_problem(cls, dtype: DataType) -> str | None:
@@ -457,7 +457,7 @@ class CollectAgg(FieldAggregator):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self.distinct = _bool_option(self.options, f"fields.{self.field}.distinct")
+        self.distinct = bool_option(self.options, f"fields.{self.field}.distinct")
         self.single_is_identity = not self.distinct  # type: ignore[misc]
 
     @classmethod
@@ -628,7 +628,7 @@ class RoaringBitmap32Agg(FieldAggregator):
         cls = self._bitmap()
         try:
             union = cls.deserialize(acc) | cls.deserialize(x)
-        except Exception as e:  # pyroaring raises plain ValueError / MemoryError on garbage
+        except (ValueError, IndexError, MemoryError) as e:  # what pyroaring raises on bytes that are no bitmap
             raise MergeEngineError(f"Field '{self.field}' holds bytes that are not a {self.name} bitmap: {e}") from e
         union.run_optimize()
         return union.serialize()
@@ -669,7 +669,7 @@ class ThetaSketchAgg(FieldAggregator):
             union = ds.theta_union()
             union.update(ds.compact_theta_sketch.deserialize(acc))
             union.update(ds.compact_theta_sketch.deserialize(x))
-        except Exception as e:  # datasketches raises RuntimeError / ValueError on garbage
+        except (ValueError, IndexError, RuntimeError) as e:  # what datasketches raises on bytes that are no sketch
             raise MergeEngineError(f"Field '{self.field}' holds bytes that are not a theta sketch: {e}") from e
         return union.get_result().serialize()
 
