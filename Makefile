@@ -6,6 +6,8 @@ INTEROP_VENV := .venv-pypaimon
 PYPAIMON_PIN := pypaimon==2.1.0
 # pypaimon's optional Rust runtime (write.native.enabled / read.native.enabled), a benchmark peer.
 PYPAIMON_RUST_PIN := pypaimon-rust==0.4.0
+# pypaimon's JDBC catalog reaches PostgreSQL through psycopg2 (the JDBC cross-checks in tests/catalog).
+PSYCOPG2_PIN := psycopg2-binary==2.9.13
 
 # pyproject.toml holds version ranges; constraints.txt the exact versions installed here (and so in CI).
 CONSTRAINTS := -c constraints.txt
@@ -23,7 +25,7 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 # pypaimon pins pyarrow<20: it lives in its own environment and is driven through a subprocess.
 $(INTEROP_VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP_VENV)
-	$(INTEROP_VENV)/bin/python -m pip install --quiet $(PYPAIMON_PIN) $(PYPAIMON_RUST_PIN)
+	$(INTEROP_VENV)/bin/python -m pip install --quiet $(PYPAIMON_PIN) $(PYPAIMON_RUST_PIN) $(PSYCOPG2_PIN)
 	touch $@
 
 setup: $(VENV)/.installed

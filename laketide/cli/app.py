@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from laketide.cli.args import column_list, duration_ms, parse_partition
-from laketide.cli.config import catalog_from_args, parse_pairs
+from laketide.cli.config import WAREHOUSE_ENV, catalog_from_args, parse_pairs, read_config
 from laketide.cli.render import Output
 from laketide.exceptions import InvalidOptionError, LaketideError
 
@@ -128,7 +128,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="flag deletion vectors covering more than this share of a file (default 0.5)")
     p.add_argument("--fail-on", choices=["severe", "warning"], default="severe",
                    help="exit 3 on severe findings (default) or on any finding")
+    from laketide.rest.serve import add_arguments as serve_arguments  # the server itself imports the `rest` extra
+
+    help_text = "serve Paimon's REST catalog API over this warehouse (bearer token auth)"
+    p = sub.add_parser("serve", help=help_text, description=help_text)
+    serve_arguments(p)
+    p.set_defaults(handler=_serve)
     return parser
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from laketide.rest.serve import serve_from_args
+
+    config = read_config(args.config) if args.config else {}
+    warehouse = args.warehouse or config.get("warehouse") or os.environ.get(WAREHOUSE_ENV)
+    if not warehouse:
+        raise InvalidOptionError(f"serve: no warehouse: pass --warehouse, --config FILE or set {WAREHOUSE_ENV}")
+    serve_from_args(str(warehouse), args)
+    return 0
 
 
 # -- helpers -----------------------------------------------------------------------------------------------------
