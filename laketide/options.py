@@ -12,8 +12,11 @@ options, options of features laketide does not implement) stay untouched, exactl
 from __future__ import annotations
 
 import builtins
-
+import difflib
 import enum
+import functools
+import importlib.resources
+import logging
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -28,18 +31,26 @@ __all__ = [
     "ChangelogProducer",
     "ConfigOption",
     "CoreOptions",
+    "METADATA_STATS_MODE_KEY",
     "MergeEngine",
     "OptionType",
+    "StatsMode",
+    "StatsModeKind",
     "UnsupportedOption",
     "check_write_options",
     "format_duration",
     "format_memory_size",
     "parse_duration",
     "parse_memory_size",
+    "parse_stats_mode",
+    "unknown_option_keys",
     "unsupported_write_options",
+    "warn_unknown_options",
 ]
 
 T = TypeVar("T")
+
+_LOG = logging.getLogger(__name__)
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
@@ -267,11 +278,53 @@ def _format_check(value: str) -> str | None:
     return None if value.lower() in FILE_FORMATS else "one of " + ", ".join(sorted(FILE_FORMATS))
 
 
-_STATS_MODE = re.compile(r"none|counts|full|truncate\(\d+\)", re.IGNORECASE)
+METADATA_STATS_MODE_KEY = "metadata.stats-mode"
+_TRUNCATE = re.compile(r"TRUNCATE\((\d+)\)")
+
+
+class StatsModeKind(enum.Enum):
+    NONE = "none"
+    COUNTS = "counts"
+    FULL = "full"
+    TRUNCATE = "truncate"
+
+
+@dataclass(frozen=True, slots=True)
+class StatsMode:
+    """A parsed stats mode; ``length`` is set for TRUNCATE only."""
+
+    kind: StatsModeKind
+    length: int | None = None
+
+    def __str__(self) -> str:
+        return f"truncate({self.length})" if self.kind is StatsModeKind.TRUNCATE else self.kind.value
+
+
+def parse_stats_mode(text: str, *, key: str = METADATA_STATS_MODE_KEY) -> StatsMode:
+    """Parses ``none`` / ``counts`` / ``full`` / ``truncate(N)`` (case-insensitive, N > 0).
+
+    ``key`` names the option in the error raised for a bad value.
+    """
+    upper = text.upper()
+    for kind in (StatsModeKind.NONE, StatsModeKind.COUNTS, StatsModeKind.FULL):
+        if upper == kind.value.upper():
+            return StatsMode(kind)
+    match = _TRUNCATE.fullmatch(upper)
+    if match is None:
+        raise InvalidOptionError(f"{key}: unknown stats mode {text!r}; expected none, counts, full or truncate(N)")
+    length = int(match.group(1))
+    if not 0 < length <= 2**31 - 1:
+        raise InvalidOptionError(f"{key}: truncate length must be a positive int, got {text!r}")
+    return StatsMode(StatsModeKind.TRUNCATE, length)
+
 
 
 def _stats_mode_check(value: str) -> str | None:
-    return None if _STATS_MODE.fullmatch(value.strip()) else "'none', 'counts', 'full' or 'truncate(<n>)'"
+    try:
+        parse_stats_mode(value)
+    except InvalidOptionError:
+        return "'none', 'counts', 'full' or 'truncate(<n>)' with 0 < n < 2^31"
+    return None
 
 
 def _file_name_part(value: str) -> str | None:
@@ -610,6 +663,16 @@ class CoreOptions:
     rowkind_field: _Value[str | None] = _Value(ROWKIND_FIELD)
     ignore_delete: _Value[bool] = _Value(IGNORE_DELETE)
     data_file_prefix: _Value[str] = _Value(DATA_FILE_PREFIX)
+    changelog_file_prefix: _Value[str] = _Value(CHANGELOG_FILE_PREFIX)
+    compaction_small_file_ratio: _Value[float] = _Value(COMPACTION_SMALL_FILE_RATIO)
+    compaction_min_file_num: _Value[int] = _Value(COMPACTION_MIN_FILE_NUM)
+    compaction_optimization_interval: _Value[int | None] = _Value(COMPACTION_OPTIMIZATION_INTERVAL)
+    compaction_force_up_level_0: _Value[bool] = _Value(COMPACTION_FORCE_UP_LEVEL_0)
+    force_lookup: _Value[bool] = _Value(FORCE_LOOKUP)
+    sequence_field_sort_order: _Value[str] = _Value(SEQUENCE_FIELD_SORT_ORDER)
+    dynamic_bucket_assigner_parallelism: _Value[int | None] = _Value(DYNAMIC_BUCKET_ASSIGNER_PARALLELISM)
+    dynamic_bucket_max_buckets: _Value[int] = _Value(DYNAMIC_BUCKET_MAX_BUCKETS)
+    cross_partition_upsert_index_ttl: _Value[int | None] = _Value(CROSS_PARTITION_UPSERT_INDEX_TTL)
     changelog_producer: _Value[ChangelogProducer] = _Value(CHANGELOG_PRODUCER)
     deletion_vectors_enabled: _Value[bool] = _Value(DELETION_VECTORS_ENABLED)
     dynamic_bucket_target_row_num: _Value[int] = _Value(DYNAMIC_BUCKET_TARGET_ROW_NUM)
@@ -804,6 +867,43 @@ def unsupported_write_options(options: Mapping[str, str]) -> list[tuple[str, Uns
                 found.append((key, entry))
                 break
     return found
+
+
+# Families of keys whose middle part names a column, an index type or a format (Paimon: fields.<col>.<option>,
+# file-index.<type>.<...>, the file formats' own '<format>.<option>' settings).
+_KEY_FAMILIES = ("fields.", "file-index.", "parquet.", "orc.", "avro.", "csv.", "json.", "text.", "lance.", "blob.")
+
+
+@functools.cache
+def _paimon_option_keys() -> frozenset[str]:
+    text = importlib.resources.files("laketide").joinpath("data/paimon_option_keys.txt").read_text("utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+@functools.cache
+def _known_keys() -> frozenset[str]:
+    own = {k for option in CoreOptions.known_options() for k in (option.key, *option.fallback_keys)}
+    return frozenset(own) | _paimon_option_keys()
+
+
+def unknown_option_keys(options: Mapping[str, str]) -> list[str]:
+    """Keys of ``options`` that neither laketide nor Apache Paimon declares (most likely typos)."""
+    known = _known_keys()
+    return [k for k in options if k not in known and not k.startswith(_KEY_FAMILIES)
+            and not any(entry.matches(k) for entry in UNSUPPORTED_WRITE_OPTIONS)]
+
+
+def warn_unknown_options(options: Mapping[str, str], *, table_name: str, keys: Iterable[str] | None = None) -> None:
+    """Log a warning for each unknown key (only ``keys``, when given): it is kept in the schema, as Java keeps it,
+    but changes nothing laketide or Paimon does, which is rarely what the user meant."""
+    wanted = None if keys is None else set(keys)
+    for key in unknown_option_keys(options):
+        if wanted is not None and key not in wanted:
+            continue
+        close = difflib.get_close_matches(key, sorted(_known_keys()), n=1, cutoff=0.75)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        _LOG.warning("Table %s: option %r is not a Paimon option; it is kept but has no effect%s",
+                     table_name, key, hint)
 
 
 def check_write_options(

@@ -20,9 +20,7 @@ org.apache.paimon.utils.StatsCollectorFactories
 
 from __future__ import annotations
 
-import enum
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
@@ -31,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from laketide.exceptions import InvalidOptionError
+from laketide.options import METADATA_STATS_MODE_KEY, StatsMode, StatsModeKind, parse_stats_mode
 
 __all__ = [
     "METADATA_STATS_MODE_KEY",
@@ -47,8 +45,6 @@ __all__ = [
     "truncate_min",
 ]
 
-METADATA_STATS_MODE_KEY = "metadata.stats-mode"
-_TRUNCATE = re.compile(r"TRUNCATE\((\d+)\)")
 _MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = range(0xD800, 0xE000)
 
@@ -56,42 +52,6 @@ _SURROGATES = range(0xD800, 0xE000)
 def field_stats_mode_key(field_name: str) -> str:
     """The per-field option key, ``fields.<name>.stats-mode``."""
     return f"fields.{field_name}.stats-mode"
-
-
-class StatsModeKind(enum.Enum):
-    NONE = "none"
-    COUNTS = "counts"
-    FULL = "full"
-    TRUNCATE = "truncate"
-
-
-@dataclass(frozen=True, slots=True)
-class StatsMode:
-    """A parsed stats mode; ``length`` is set for TRUNCATE only."""
-
-    kind: StatsModeKind
-    length: int | None = None
-
-    def __str__(self) -> str:
-        return f"truncate({self.length})" if self.kind is StatsModeKind.TRUNCATE else self.kind.value
-
-
-def parse_stats_mode(text: str, *, key: str = METADATA_STATS_MODE_KEY) -> StatsMode:
-    """Parses ``none`` / ``counts`` / ``full`` / ``truncate(N)`` (case-insensitive, N > 0).
-
-    ``key`` names the option in the error raised for a bad value.
-    """
-    upper = text.upper()
-    for kind in (StatsModeKind.NONE, StatsModeKind.COUNTS, StatsModeKind.FULL):
-        if upper == kind.value.upper():
-            return StatsMode(kind)
-    match = _TRUNCATE.fullmatch(upper)
-    if match is None:
-        raise InvalidOptionError(f"{key}: unknown stats mode {text!r}; expected none, counts, full or truncate(N)")
-    length = int(match.group(1))
-    if not 0 < length <= 2**31 - 1:
-        raise InvalidOptionError(f"{key}: truncate length must be a positive int, got {text!r}")
-    return StatsMode(StatsModeKind.TRUNCATE, length)
 
 
 @dataclass(frozen=True, slots=True)

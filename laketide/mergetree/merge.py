@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.mergetree.key_order import needs_rank, order_column, order_table, py_key
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 
 __all__ = [
     "MergeSpec",

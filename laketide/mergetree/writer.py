@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 
 from laketide.meta.manifest import DataFileMeta
-from laketide.mergetree.kv import VALUE_KIND, to_kv_table
+from laketide.io.kv import VALUE_KIND, to_kv_table
 from laketide.mergetree.merge import MergeFunction
-from laketide.write.file_writer import RollingFileWriter
+from laketide.io.file_writer import RollingFileWriter
 
 __all__ = ["MergeTreeWriter"]
 

@@ -15,9 +15,22 @@ import itertools
 import math
 import uuid
 from collections.abc import Sequence
+from typing import Protocol
 from dataclasses import dataclass, field
 
-__all__ = ["POSTPONE_BUCKET", "TablePaths", "bucket_dir_name", "partition_path", "java_to_string"]
+from laketide.meta.binary_row import deserialize_binary_row
+from laketide.options import CoreOptions
+from laketide.types import DataType
+
+__all__ = [
+    "POSTPONE_BUCKET",
+    "FileStorePathFactory",
+    "PartitionCodec",
+    "TablePaths",
+    "bucket_dir_name",
+    "partition_path",
+    "java_to_string",
+]
 
 POSTPONE_BUCKET = -2
 """Paimon: BucketMode.POSTPONE_BUCKET: rows of a ``bucket = -2`` table wait in ``bucket-postpone`` until compaction."""
@@ -113,22 +126,161 @@ def partition_path(
     return "/".join(parts)
 
 
+class PartitionCodec:
+    """Decodes partition BinaryRows to values, once per distinct partition."""
+
+    def __init__(self, names: Sequence[str], types: Sequence[DataType]) -> None:
+        self.names = list(names)
+        self.types = list(types)
+        self._cache: dict[bytes, tuple[object, ...]] = {}
+
+    def values(self, partition: bytes) -> tuple[object, ...]:
+        v = self._cache.get(partition)
+        if v is None:
+            v = tuple(deserialize_binary_row(partition, self.types)) if self.types else ()
+            self._cache[partition] = v
+        return v
+
+    def as_dict(self, partition: bytes) -> dict[str, object]:
+        return dict(zip(self.names, self.values(partition)))
+
+
+MAIN_BRANCH = "main"
+
+
+class FileStorePathFactory:
+    """The one place that says where a table's files live: its (branch's) metadata directories, the partition and
+    bucket directories, and the paths of data, changelog, index, manifest and statistics files.
+
+    Branches share the table's data, manifest and index files and keep their own snapshots, schemas, tags and
+    consumers under ``branch/branch-<name>`` (Paimon: utils.BranchManager#branchPath).
+
+    Paimon: utils.FileStorePathFactory, utils.DataFilePathFactories
+    """
+
+    def __init__(
+        self,
+        table_path: str,
+        *,
+        partition_keys: Sequence[str] = (),
+        partition_types: Sequence[DataType] = (),
+        default_partition_name: str = "__DEFAULT_PARTITION__",
+        data_file_prefix: str = "data-",
+        changelog_file_prefix: str = "changelog-",
+        branch: str = MAIN_BRANCH,
+    ) -> None:
+        self.table_path = table_path.rstrip("/") or table_path
+        self.partition_codec = PartitionCodec(partition_keys, partition_types)
+        self.default_partition_name = default_partition_name
+        self.data_file_prefix = data_file_prefix
+        self.changelog_file_prefix = changelog_file_prefix
+        self.branch = branch
+        self._bucket_dirs: dict[tuple[bytes, int], str] = {}
+
+    @classmethod
+    def from_options(
+        cls, table_path: str, *, partition_keys: Sequence[str], partition_types: Sequence[DataType],
+        options: CoreOptions, branch: str = MAIN_BRANCH,
+    ) -> FileStorePathFactory:
+        return cls(
+            table_path, partition_keys=partition_keys, partition_types=partition_types,
+            default_partition_name=options.partition_default_name, data_file_prefix=options.data_file_prefix,
+            changelog_file_prefix=options.changelog_file_prefix, branch=branch,
+        )
+
+    # -- the branch's metadata -----------------------------------------------------------------------------------
+    @property
+    def branch_path(self) -> str:
+        if self.branch == MAIN_BRANCH:
+            return self.table_path
+        return f"{self.table_path}/branch/branch-{self.branch}"
+
+    @property
+    def snapshot_dir(self) -> str:
+        return f"{self.branch_path}/snapshot"
+
+    @property
+    def schema_dir(self) -> str:
+        return f"{self.branch_path}/schema"
+
+    @property
+    def tag_dir(self) -> str:
+        return f"{self.branch_path}/tag"
+
+    @property
+    def consumer_dir(self) -> str:
+        return f"{self.branch_path}/consumer"
+
+    # -- files every branch shares -------------------------------------------------------------------------------
+    @property
+    def manifest_dir(self) -> str:
+        return f"{self.table_path}/manifest"
+
+    @property
+    def index_dir(self) -> str:
+        return f"{self.table_path}/index"
+
+    @property
+    def statistics_dir(self) -> str:
+        return f"{self.table_path}/statistics"
+
+    def manifest_path(self, name: str) -> str:
+        return f"{self.manifest_dir}/{name}"
+
+    def index_file_path(self, name: str, external_path: str | None = None) -> str:
+        return external_path or f"{self.index_dir}/{name}"
+
+    def statistics_path(self, name: str) -> str:
+        return f"{self.statistics_dir}/{name}"
+
+    def partition_dir(self, values: Sequence[object]) -> str:
+        """``k1=v1/k2=v2`` relative to the table, ``""`` for an unpartitioned table."""
+        if not self.partition_codec.names:
+            return ""
+        return partition_path(self.partition_codec.names, values, default_name=self.default_partition_name)
+
+    def bucket_dir(self, partition: bytes, bucket: int) -> str:
+        """The directory of ``bucket`` of the partition whose BinaryRow is ``partition``."""
+        key = (partition, bucket)
+        d = self._bucket_dirs.get(key)
+        if d is None:
+            d = self.bucket_dir_of(self.partition_codec.values(partition), bucket)
+            self._bucket_dirs[key] = d
+        return d
+
+    def bucket_dir_of(self, values: Sequence[object], bucket: int) -> str:
+        """The directory of ``bucket`` of the partition with ``values``."""
+        part = self.partition_dir(values)
+        name = bucket_dir_name(bucket)
+        return f"{self.table_path}/{part}/{name}" if part else f"{self.table_path}/{name}"
+
+    def data_file_paths(self, partition: bytes, bucket: int, file: _DataFileLike) -> list[str]:
+        """Where a data (or changelog) file lives, followed by its extra files (e.g. embedded file indexes)."""
+        d = self.bucket_dir(partition, bucket)
+        return [file.external_path or f"{d}/{file.file_name}", *(f"{d}/{x}" for x in file.extra_files)]
+
+    def new_file_names(self) -> TablePaths:
+        """Fresh names for one writer's new files (its own uuid and counters)."""
+        return TablePaths(self.table_path, data_file_prefix=self.data_file_prefix)
+
+
+class _DataFileLike(Protocol):
+    @property
+    def file_name(self) -> str: ...
+    @property
+    def external_path(self) -> str | None: ...
+    @property
+    def extra_files(self) -> Sequence[str]: ...
+
+
 @dataclass(slots=True)
 class TablePaths:
-    """Names and locations of a table's files. One instance per writer: it owns a uuid and counters."""
+    """Names of new files. One instance per writer: it owns a uuid and counters, so names never collide."""
 
     table_path: str
     data_file_prefix: str = "data-"
     _uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     _counters: dict[str, itertools.count[int]] = field(default_factory=dict)
-
-    @property
-    def snapshot_dir(self) -> str:
-        return f"{self.table_path}/snapshot"
-
-    @property
-    def schema_dir(self) -> str:
-        return f"{self.table_path}/schema"
 
     @property
     def manifest_dir(self) -> str:
@@ -159,8 +311,3 @@ class TablePaths:
 
     def new_data_file_name(self, extension: str) -> str:
         return f"{self.data_file_prefix}{self._uuid}-{self._next('data')}.{extension}"
-
-    def bucket_dir(self, partition_dir: str, bucket: int) -> str:
-        if partition_dir:
-            return f"{self.table_path}/{partition_dir}/{bucket_dir_name(bucket)}"
-        return f"{self.table_path}/{bucket_dir_name(bucket)}"

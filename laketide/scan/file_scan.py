@@ -9,12 +9,13 @@ Paimon: operation.AbstractFileStoreScan, AppendOnlyFileStoreScan, manifest.FileE
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from laketide.exceptions import CorruptMetadataError
 from laketide.expr import FieldStats, Predicate, evaluate_exact, may_match, referenced_fields
 from laketide.fs import FileIO
 from laketide.meta.binary_row import deserialize_binary_row
+from laketide.meta.paths import FileStorePathFactory, PartitionCodec
 from laketide.meta.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta, SimpleStats
 from laketide.meta.manifest_io import read_objects
 from laketide.meta.snapshot import Snapshot
@@ -22,26 +23,7 @@ from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
 from laketide.types import DataType
 
-__all__ = ["FileStoreScan", "merge_entries", "PartitionCodec"]
-
-
-class PartitionCodec:
-    """Decodes partition BinaryRows to values, once per distinct partition."""
-
-    def __init__(self, names: Sequence[str], types: Sequence[DataType]) -> None:
-        self.names = list(names)
-        self.types = list(types)
-        self._cache: dict[bytes, tuple[object, ...]] = {}
-
-    def values(self, partition: bytes) -> tuple[object, ...]:
-        v = self._cache.get(partition)
-        if v is None:
-            v = tuple(deserialize_binary_row(partition, self.types)) if self.types else ()
-            self._cache[partition] = v
-        return v
-
-    def as_dict(self, partition: bytes) -> dict[str, object]:
-        return dict(zip(self.names, self.values(partition)))
+__all__ = ["FileStoreScan", "max_sequence_per_bucket", "merge_entries", "PartitionCodec"]
 
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
@@ -61,18 +43,42 @@ def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
     return list(merged.values())
 
 
+def max_sequence_per_bucket(
+    entries: Iterable[ManifestEntry], *, only: Iterable[tuple[bytes, int]] | None = None
+) -> dict[tuple[bytes, int], int]:
+    """The highest sequence number of each (partition, bucket) among ``entries`` (those in ``only``, if given)."""
+    wanted = None if only is None else set(only)
+    highest: dict[tuple[bytes, int], int] = {}
+    for e in entries:
+        key = (e.partition, e.bucket)
+        if wanted is not None and key not in wanted:
+            continue
+        seq = e.file.max_sequence_number
+        if key not in highest or seq > highest[key]:
+            highest[key] = seq
+    return highest
+
+
 @dataclass(slots=True)
 class FileStoreScan:
     file_io: FileIO
     table_path: str
     schema_manager: SchemaManager
     schema: TableSchema  # the schema predicates are written against
-    partition_codec: PartitionCodec = field(init=False)
+    # The table's path factory (from its FileStore); built from the schema when a caller has none.
+    path_factory: FileStorePathFactory | None = None
 
     def __post_init__(self) -> None:
-        self.partition_codec = PartitionCodec(
-            self.schema.partition_keys, [f.type for f in self.schema.partition_fields]
-        )
+        if self.path_factory is None:
+            self.path_factory = FileStorePathFactory.from_options(
+                self.table_path, partition_keys=self.schema.partition_keys,
+                partition_types=[f.type for f in self.schema.partition_fields], options=self.schema.core_options,
+            )
+
+    @property
+    def partition_codec(self) -> PartitionCodec:
+        assert self.path_factory is not None
+        return self.path_factory.partition_codec
 
     @property
     def manifest_dir(self) -> str:
@@ -84,12 +90,15 @@ class FileStoreScan:
     def manifest(self, name: str) -> list[ManifestEntry]:
         return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", ManifestEntry.from_record)
 
+    def index_manifest(self, name: str) -> list[IndexManifestEntry]:
+        """Every entry (ADD and DELETE) of index manifest ``name``."""
+        return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", IndexManifestEntry.from_record)
+
     def index_entries(self, snapshot: Snapshot) -> list[IndexManifestEntry]:
         """Live index files (hash indexes, deletion vectors) of ``snapshot``."""
         if not snapshot.index_manifest:
             return []
-        entries = read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{snapshot.index_manifest}",
-                               IndexManifestEntry.from_record)
+        entries = self.index_manifest(snapshot.index_manifest)
         live: dict[tuple[bytes, int, str], IndexManifestEntry] = {}
         for e in entries:
             key = (e.partition, e.bucket, e.index_file.file_name)

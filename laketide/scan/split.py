@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from laketide.meta.manifest import DataFileMeta, ManifestEntry
-from laketide.meta.paths import bucket_dir_name, partition_path
+from laketide.meta.paths import FileStorePathFactory
 
 __all__ = ["DataSplit", "generate_splits"]
 
@@ -50,10 +50,7 @@ def generate_splits(
     entries: Sequence[ManifestEntry],
     *,
     snapshot_id: int,
-    table_path: str,
-    partition_keys: Sequence[str],
-    partition_values: dict[bytes, tuple[object, ...]],
-    default_partition_name: str,
+    paths: FileStorePathFactory,
     target_size: int = SPLIT_TARGET_SIZE,
     open_file_cost: int = SPLIT_OPEN_FILE_COST,
     merge: bool = False,
@@ -75,10 +72,8 @@ def generate_splits(
     splits = []
     for (partition, bucket), files in groups.items():
         files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
-        values = partition_values[partition]
-        part_dir = partition_path(partition_keys, values, default_name=default_partition_name)
-        name = bucket_dir_name(bucket)
-        bucket_path = f"{table_path}/{part_dir}/{name}" if part_dir else f"{table_path}/{name}"
+        values = paths.partition_codec.values(partition)
+        bucket_path = paths.bucket_dir(partition, bucket)
         if deletion_files is not None:
             dvs = deletion_files.get((partition, bucket), {})
             splits.append(DataSplit(

@@ -21,12 +21,11 @@ from laketide.format import file_format
 from laketide.fs import FileIO
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.mergetree.engines import merge_function_for
 from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
-from laketide.options import CoreOptions
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
@@ -58,7 +57,7 @@ class SplitRead:
         if unknown:
             raise SchemaError(f"Unknown columns {unknown}; columns are {full.names}")
         self.merge: MergeFunction | None = None
-        self.sort = SortMergeSettings.from_options(CoreOptions(read_schema.options))
+        self.sort = SortMergeSettings.from_options(read_schema.core_options)
         needed = set(self.output_names) | (referenced_fields(predicate) if predicate is not None else set())
         self.key_types = []
         if read_schema.primary_keys:
@@ -73,7 +72,7 @@ class SplitRead:
         self.output_schema = pa.schema([full.field(n) for n in self.output_names])
         self.filter = to_arrow_expression(predicate, schema=self.read_arrow_schema) if predicate is not None else None
         self.batch_size = batch_size
-        self.time_zone = CoreOptions(read_schema.options).local_time_zone
+        self.time_zone = read_schema.core_options.local_time_zone
         self._index_files: dict[str, bytes] = {}
 
     # -- splits ------------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 
 from laketide.exceptions import CorruptMetadataError, SchemaError, UnsupportedFeatureError
 from laketide.meta.json_util import jackson_dumps
+from laketide.options import CoreOptions
 from laketide.types import DataField, RowType, field_from_json, field_to_json
 
 __all__ = ["TableSchema"]
@@ -30,6 +31,16 @@ class TableSchema:
     comment: str | None = None
     time_millis: int = field(default_factory=lambda: int(time.time() * 1000))
     version: int = CURRENT_SCHEMA_VERSION
+    _core_options: CoreOptions | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def core_options(self) -> CoreOptions:
+        """The options parsed by the typed registry, once per schema (InvalidOptionError on a bad value)."""
+        parsed = self._core_options
+        if parsed is None:
+            parsed = CoreOptions(self.options)
+            object.__setattr__(self, "_core_options", parsed)  # a cache: the schema itself stays immutable
+        return parsed
 
     @property
     def row_type(self) -> RowType:

@@ -27,7 +27,6 @@ from laketide.spark.writer import (
     ROUTED_ROW_KIND,
     key_index_option,
 )
-from laketide.write.bucket_assigner import dynamic_bucket_mode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -50,10 +49,10 @@ def _options(warehouse: str | None, options: Mapping[str, Any] | None) -> dict[s
     return out
 
 
-def _resolve(spark: SparkSession | None, name: str, warehouse: str | None,
+def resolve_table(spark: SparkSession | None, name: str, warehouse: str | None,
              options: Mapping[str, Any] | None) -> tuple[dict[str, str], TableRef]:
     """The data source options of a helper call (warehouse made explicit and absolute) and its table."""
-    from laketide.spark.session import _registered_warehouse, ensure_registered, session_defaults
+    from laketide.spark.session import registered_warehouse, ensure_registered, session_defaults
 
     opts = _options(warehouse, options)
     if spark is not None:
@@ -62,7 +61,7 @@ def _resolve(spark: SparkSession | None, name: str, warehouse: str | None,
             if not any(o.lower() == k for o in opts):
                 opts[k] = v
     if not any(k.lower() == "warehouse" for k in opts):
-        wh = _registered_warehouse()
+        wh = registered_warehouse()
         if wh is not None:
             opts["warehouse"] = wh
     for k in [k for k in opts if k.lower() == "warehouse"]:
@@ -72,7 +71,7 @@ def _resolve(spark: SparkSession | None, name: str, warehouse: str | None,
 
 
 def _table(name: str, warehouse: str | None, options: Mapping[str, str]) -> Any:
-    return _resolve(None, name, warehouse, options)[1].data_table()
+    return resolve_table(None, name, warehouse, options)[1].data_table()
 
 
 @contextmanager
@@ -93,27 +92,19 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType
 
-    from laketide.meta.bucket import bucket_ids
-    from laketide.types import to_arrow_type
-
-    n = table.options.bucket
+    router = table.store.bucket_router()
+    n = router.num_buckets
     part_keys = list(table.partition_keys)
-    if n == -1 and table.primary_keys:  # dynamic buckets: assigner stage first (laketide.spark.writer)
+    if router.mode in ("dynamic", "cross-partition"):  # assigner stage first (laketide.spark.writer)
         from laketide.spark.writer import with_dynamic_buckets
 
         return with_dynamic_buckets(df, table, num_tasks=num_tasks)
-    if n <= 0:  # unaware-bucket append table: any task may write anywhere
+    if router.mode != "fixed":  # unaware-bucket append table: any task may write anywhere
         return df.repartition(num_tasks) if num_tasks is not None else df
-    keys = list(table.schema.bucket_keys())
-    key_types = [table.schema.field(k).type for k in keys]
-    arrow_types = [to_arrow_type(t) for t in key_types]
-
-    def bucket_of(*columns: pa.Array) -> pa.Array:
-        cols = [c.cast(t) for c, t in zip(columns, arrow_types)]
-        return pa.array(bucket_ids(pa.table(cols, names=keys), keys, key_types, n), pa.int32())
 
     make_udf: Any = arrow_udf  # its stubs know no variadic scalar functions
-    bucketed = df.withColumn(BUCKET_COLUMN, make_udf(bucket_of, IntegerType())(*[df[k] for k in keys]))
+    bucket_of = make_udf(router.buckets, IntegerType())
+    bucketed = df.withColumn(BUCKET_COLUMN, bucket_of(*[df[k] for k in router.key_columns]))
     if num_tasks is None:
         shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
         num_tasks = n if not part_keys else max(shuffle, 1)
@@ -169,7 +160,7 @@ def _write(
 ) -> None:
     mode = _save_mode(mode)
     spark = df.sparkSession
-    opts, ref = _resolve(spark, name, warehouse, options)
+    opts, ref = resolve_table(spark, name, warehouse, options)
     ref.writable()
     from laketide.spark.options import refuse_time_travel
 
@@ -232,7 +223,7 @@ def _write(
     if partition:
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in partition.items())
     try:
-        if dynamic_bucket_mode(table.schema) == "cross-partition":
+        if table.store.bucket_mode == "cross-partition":
             from laketide.spark.cross_partition import cross_partition_routed
 
             with cross_partition_routed(df, table, num_tasks=num_tasks) as (routed, report):
@@ -312,7 +303,7 @@ def read(
     files fixed now: it sees no later commit, and fails once compaction and snapshot expiry remove its files.
     """
     with _spark_errors():
-        opts, ref = _resolve(spark, name, warehouse, options)
+        opts, ref = resolve_table(spark, name, warehouse, options)
         check_options(opts, "read", table=ref.full_name)
         if native and ref.system_table is None:
             df = _native_read(spark, ref, columns=columns, snapshot_id=snapshot_id, tag=tag,
@@ -389,7 +380,7 @@ def read_stream(
     """A streaming DataFrame of the table's new rows; ``changes`` (default: primary-key tables) reads the audit
     log, i.e. every change with its ``rowkind``."""
     with _spark_errors():
-        opts, ref = _resolve(spark, name, warehouse, options)
+        opts, ref = resolve_table(spark, name, warehouse, options)
         check_options(opts, "stream read", table=ref.full_name)
         if scan_mode is not None:
             opts["scan.mode"] = scan_mode
@@ -418,7 +409,7 @@ def write_stream(
     ``trigger`` is passed to ``DataStreamWriter.trigger`` (e.g. ``{"availableNow": True}``).
     """
     with _spark_errors():
-        opts, ref = _resolve(df.sparkSession, name, warehouse, options)
+        opts, ref = resolve_table(df.sparkSession, name, warehouse, options)
         ref.writable()
         check_options(opts, "stream write", table=ref.name)
         internal = [k for k in opts
@@ -433,7 +424,7 @@ def write_stream(
                 f"{RESERVED_PREFIX!r}, which laketide keeps for its own routing columns"
             )
         table = ref.data_table()
-        if dynamic_bucket_mode(table.schema) == "cross-partition":
+        if table.store.bucket_mode == "cross-partition":
             # The key lookup joins each micro-batch with the table as it is then: a batch write per micro-batch,
             # committed under (query, batch id) like the sink's commits.
             writer: DataStreamWriter = df.writeStream.foreachBatch(
@@ -511,14 +502,14 @@ def register_views(
 
 
 def _view_options(spark: SparkSession, warehouse: str | None, options: Mapping[str, Any] | None) -> dict[str, str]:
-    from laketide.spark.session import _registered_warehouse, ensure_registered, session_defaults
+    from laketide.spark.session import registered_warehouse, ensure_registered, session_defaults
 
     ensure_registered(spark)
     opts = _options(warehouse, options)
     for k, v in session_defaults(spark).items():
         opts.setdefault(k, v)
     if "warehouse" not in opts:
-        wh = _registered_warehouse()
+        wh = registered_warehouse()
         if wh is None:
             raise InvalidOptionError("laketide: views need warehouse= (or laketide.spark.session(warehouse=...))")
         opts["warehouse"] = wh

@@ -38,12 +38,12 @@ def compact(
 
     Returns the COMPACT snapshot id, or None when no bucket needed compaction.
     """
-    from laketide.spark.api import _resolve
+    from laketide.spark.api import resolve_table
     from laketide.spark.errors import typed_errors
     from laketide.spark.options import check_options
 
     with typed_errors():
-        opts, ref = _resolve(spark, name, warehouse, options)
+        opts, ref = resolve_table(spark, name, warehouse, options)
         check_options(opts, "compact", table=ref.full_name)
         return _compact(spark, ref.writable(), full=full, partitions=partitions, where=where, commit_user=commit_user)
 

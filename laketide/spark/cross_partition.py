@@ -33,7 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from laketide.meta.commit_message import KeyIndexBase
-from laketide.mergetree.kv import VALUE_KIND
+from laketide.io.kv import VALUE_KIND
 from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
 from laketide.spark.writer import BUCKET_COLUMN, ROW_KIND_COLUMN
 from laketide.write.bucket_assigner import assigner_layout

@@ -229,7 +229,7 @@ class BatchReader(DataSourceReader):
     def _rows(self, scan: Any, splits: Sequence[DataSplit], target: pa.Schema) -> Iterator[pa.RecordBatch]:
         audit = self.spec.audit_log and ROWKIND in self.spec.arrow_schema.names
         for split in splits:
-            for batch in scan.reader.read(split):
+            for batch in scan.read_split(split):
                 if audit:
                     kinds = pa.repeat(pa.scalar("+I"), batch.num_rows)
                     batch = pa.RecordBatch.from_arrays([kinds, *batch.columns],

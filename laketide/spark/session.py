@@ -120,6 +120,6 @@ def ensure_registered(spark: SparkSession) -> None:
         register(spark, **session_defaults(spark))
 
 
-def _registered_warehouse() -> str | None:
+def registered_warehouse() -> str | None:
     """The warehouse the source was last registered with in this process."""
     return _WAREHOUSE

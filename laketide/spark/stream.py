@@ -16,7 +16,6 @@ paimon-spark PaimonMicroBatchStream (read.stream.maxFilesPerTrigger / maxRowsPer
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,36 +30,24 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from laketide.exceptions import InvalidOptionError, NoSuchSnapshotError
-from laketide.meta.manifest import DataFileMeta, FileKind
-from laketide.meta.paths import partition_path
-from laketide.meta.snapshot import CommitKind, Snapshot
-from laketide.scan.split import DataSplit
+from laketide.exceptions import InvalidOptionError
 from laketide.spark.errors import surfaced, surfaced_iter
 from laketide.spark.options import AUDIT_LOG, ROWKIND, TableRef, int_option
 from laketide.spark.types import conform_to_spark, spark_arrow_schema
+from laketide.table.incremental import ROW_KINDS, BucketChanges, IncrementalScan
 
 __all__ = ["StreamReader", "ScanMode"]
 
 ScanMode = str  # latest | latest-full | full | from-snapshot | from-snapshot-full | from-timestamp
 _MODES = ("default", "latest", "latest-full", "full", "from-snapshot", "from-snapshot-full", "from-timestamp")
-_KINDS = np.array(["+I", "-U", "+U", "-D"], dtype=object)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _DeltaFile:
-    snapshot_id: int
-    file: DataFileMeta
-    path: str
 
 
 class ChangePartition(InputPartition):
     """The changes of one (partition, bucket) in a micro-batch: an optional full split, then delta files in order."""
 
-    def __init__(self, key: tuple[bytes, int], full: DataSplit | None, deltas: list[_DeltaFile]) -> None:
-        super().__init__(key)
-        self.full = full
-        self.deltas = deltas
+    def __init__(self, changes: BucketChanges) -> None:
+        super().__init__((changes.partition, changes.bucket))
+        self.changes = changes
 
 
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -151,89 +138,30 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def _snapshot_cost(self, snapshot_id: int) -> tuple[int, int]:
         cost = self._cost.get(snapshot_id)
         if cost is None:
-            table = self.ref.data_table()
-            try:
-                snap = table.snapshot(snapshot_id)
-            except NoSuchSnapshotError:
-                return (0, 0)
-            if snap.commit_kind is not CommitKind.APPEND:
-                cost = (0, 0)
-            else:
-                metas = table.file_scan().manifest_list(snap.delta_manifest_list)
-                cost = (sum(m.num_added_files for m in metas), max(snap.delta_record_count, 0))
-            self._cost[snapshot_id] = cost
+            cost = self._cost[snapshot_id] = self.ref.data_table().incremental_scan().snapshot_cost(snapshot_id)
         return cost
 
     # -- planning ----------------------------------------------------------------------------------------------
     @surfaced
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[ChangePartition]:
-        table = self.ref.data_table()
-        first = int(start["snapshot"])
-        last = int(end["snapshot"])
-        groups: dict[tuple[bytes, int], tuple[DataSplit | None, list[_DeltaFile]]] = {}
-        if start.get("full") and first > 0:
-            for split in table.scan(snapshot_id=first).plan():
-                groups[(split.partition, split.bucket)] = (split, [])
-        scan = table.file_scan()
-        default = table.options.partition_default_name
-        keys = table.partition_keys
-        for sid in range(first + 1, last + 1):
-            try:
-                snap: Snapshot = table.snapshot(sid)
-            except NoSuchSnapshotError:
-                continue  # expired before we got to it
-            if snap.commit_kind is not CommitKind.APPEND:
-                continue
-            for meta in scan.manifest_list(snap.delta_manifest_list):
-                for e in scan.manifest(meta.file_name):
-                    if e.kind is not FileKind.ADD:
-                        continue
-                    part_dir = partition_path(keys, scan.partition_codec.values(e.partition), default_name=default)
-                    bucket_dir = f"{table.path}/{part_dir}/bucket-{e.bucket}" if part_dir else \
-                        f"{table.path}/bucket-{e.bucket}"
-                    path = e.file.external_path or f"{bucket_dir}/{e.file.file_name}"
-                    group = groups.setdefault((e.partition, e.bucket), (None, []))
-                    group[1].append(_DeltaFile(snapshot_id=sid, file=e.file, path=path))
-        out = []
-        for key, (full, deltas) in groups.items():
-            deltas.sort(key=lambda d: (d.snapshot_id, d.file.min_sequence_number, d.file.file_name))
-            out.append(ChangePartition(key, full, deltas))
-        return out
+        changes = self.ref.data_table().incremental_scan().plan(
+            int(start["snapshot"]), int(end["snapshot"]), full_start=bool(start.get("full")))
+        return [ChangePartition(c) for c in changes]
 
     # -- reading (executors) -----------------------------------------------------------------------------------
     @surfaced_iter
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if not isinstance(partition, ChangePartition):
             return  # Spark's stand-in partition for an empty micro-batch
-        from laketide.mergetree.kv import VALUE_KIND
-        from laketide.scan.split_read import SplitRead
-
-        table = self.ref.data_table()
         target = spark_arrow_schema(self.schema)
         names = [n for n in target.names if not (self.audit and n == ROWKIND)]
-        reader = SplitRead(file_io=table.file_io, schema_manager=table.schema_manager,
-                           read_schema=self.table_schema, columns=names)
-        if partition.full is not None:
-            for batch in reader.read(partition.full):
-                yield self._out(batch, None, target)
-        for d in partition.deltas:
-            if not self.has_pk:
-                for batch in reader.read_file(d.file, d.path):
-                    yield self._out(batch.select(names), None, target)
-                continue
-            # Key-value files as written: every row with its _VALUE_KIND, no merge.
-            for batch in reader.read_kv_file(d.file, d.path):
-                kinds = batch.column(VALUE_KIND).to_numpy(zero_copy_only=False)
-                if not self.audit:
-                    keep = (kinds == 0) | (kinds == 2)
-                    batch = batch.filter(pa.array(keep))
-                    kinds = kinds[keep]
-                if batch.num_rows:
-                    yield self._out(batch.select(names), kinds, target)
+        scan = IncrementalScan(self.ref.data_table(), read_schema=self.table_schema)
+        for batch, kinds in scan.read(partition.changes, columns=names, retractions=self.audit):
+            yield self._out(batch, kinds, target)
 
     def _out(self, batch: pa.RecordBatch, kinds: Any, target: pa.Schema) -> pa.RecordBatch:
         if self.audit:
-            rk = pa.array(_KINDS[kinds] if kinds is not None else np.full(batch.num_rows, "+I", dtype=object),
+            rk = pa.array(ROW_KINDS[kinds] if kinds is not None else np.full(batch.num_rows, "+I", dtype=object),
                           pa.string())
             batch = pa.RecordBatch.from_arrays([rk, *batch.columns], names=[ROWKIND, *batch.schema.names])
         return conform_to_spark(batch, target)

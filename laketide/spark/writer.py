@@ -21,7 +21,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 
@@ -230,57 +229,30 @@ def with_dynamic_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = N
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType, StructField, StructType
 
-    from laketide.index.hash_index import compute_assigner
-    from laketide.meta.binary_row import hash_rows
-    from laketide.types import to_arrow_type
-    from laketide.write.bucket_assigner import (
-        DynamicBucketIndex,
-        HashBucketAssigner,
-        assign_buckets,
-        assigner_layout,
-        dynamic_bucket_mode,
-        max_buckets,
-        partition_hash,
-    )
-    from laketide.meta.binary_row import serialize_binary_row
-
-    schema = table.schema
+    router = table.store.bucket_router()
     part_keys = list(table.partition_keys)
-    if dynamic_bucket_mode(schema) == "cross-partition":
+    if router.mode == "cross-partition":
         raise UnsupportedFeatureError(
             f"Table {table.name}: cross-partition upsert routes rows through a join with the table's keys; use "
             f"laketide.spark.write / write_stream (or laketide.spark.cross_partition.cross_partition_routed)"
         )
     shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
-    layout = assigner_layout(table.options, parallelism=num_tasks or shuffle)
-    keys = list(schema.trimmed_primary_keys)
-    key_types = [schema.field(k).type for k in keys]
-    part_types = [f.type for f in schema.partition_fields]
-    names = part_keys + keys
-    arrow_types = [to_arrow_type(t) for t in part_types + key_types]
-    empty_hash = partition_hash(serialize_binary_row([], []))  # unpartitioned: the empty row's hash
+    layout = router.assigner_layout(num_tasks or shuffle)
+    names = router.key_columns
 
     def assigner_of(*columns: pa.Array) -> pa.Array:
-        t = pa.table([c.cast(a) for c, a in zip(columns, arrow_types)], names=names)
-        p_hash = hash_rows(t, part_keys, part_types) if part_keys else np.full(t.num_rows, empty_hash)
-        return pa.array(compute_assigner(p_hash, hash_rows(t, keys, key_types), num_channels=layout.num_channels,
-                                         num_assigners=layout.num_assigners), pa.int32())
+        return router.assigners(layout, *columns)
 
     make_udf: Any = arrow_udf
     routed = df.withColumn(ASSIGNER_COLUMN, make_udf(assigner_of, IntegerType())(*[df[k] for k in names]))
     routed = routed.repartition(layout.num_channels, ASSIGNER_COLUMN)
-    file_io, path, options = table.file_io, table.path, table.options
-    field_types = {n: to_arrow_type(schema.field(n).type) for n in names}
 
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        index = DynamicBucketIndex.latest(file_io=file_io, table_path=path, schema=schema)
-        assigner = HashBucketAssigner(index=index, layout=layout, target_row_num=options.dynamic_bucket_target_row_num,
-                                      max_buckets=max_buckets(options))
+        task = router.assigner_task(layout)
         for batch in batches:
             batch = batch.drop_columns([ASSIGNER_COLUMN])
-            typed = pa.table([batch.column(n).cast(field_types[n]) for n in names], names=names)
-            buckets = assign_buckets(typed, schema=schema, assigner=assigner)
-            yield batch.append_column(BUCKET_COLUMN, pa.array(buckets, pa.int32()))
+            buckets = task.buckets(*[batch.column(n) for n in names])
+            yield batch.append_column(BUCKET_COLUMN, buckets)
 
     out_schema = StructType([f for f in df.schema.fields] + [StructField(BUCKET_COLUMN, IntegerType(), False)])
     assigned = routed.mapInArrow(assign, out_schema)

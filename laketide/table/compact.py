@@ -24,7 +24,6 @@ from laketide.expr import Predicate, bind, or_, parse_where, referenced_fields
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.commit_message import CommitMessage, WriteOrigin
 from laketide.meta.manifest import DataFileMeta, FileSource, ManifestEntry
-from laketide.meta.paths import TablePaths, partition_path
 from laketide.mergetree.compaction.append import AppendCompactSettings, pack_unaware, pick_bucketed
 from laketide.mergetree.compaction.manager import (
     CompactingMergeTreeWriter,
@@ -38,8 +37,7 @@ from laketide.mergetree.key_order import py_key
 from laketide.mergetree.sort_merge import SortMergeSettings
 from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.scan.split_read import SplitRead
-from laketide.write.file_writer import RollingFileWriter
+from laketide.io.file_writer import RollingFileWriter
 from laketide.write.table_write import TableWrite
 
 if TYPE_CHECKING:
@@ -99,7 +97,7 @@ def _key_decoder(tw: TableWrite) -> Callable[[bytes], tuple[Any, ...]]:
 
 
 def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta, int], Iterator[pa.Table]]:
-    reader = SplitRead(file_io=table.file_io, schema_manager=table.schema_manager, read_schema=table.schema)
+    reader = table.store.new_read()
 
     def read(meta: DataFileMeta, batch_rows: int) -> Iterator[pa.Table]:
         path = meta.external_path or f"{bucket_dir}/{meta.file_name}"
@@ -169,8 +167,7 @@ def compacting_writer_factory(
 
     def wrap(partition: bytes, bucket: int, writer: MergeTreeWriter) -> CompactingMergeTreeWriter:
         if not holder:
-            holder.append(TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name,
-                                     schema=table.schema))
+            holder.append(table.store.new_write())
         if settings.full_only:
             _check_no_deletion_vectors(table, restore, partition, bucket)
         bucket_dir = writer.file_writer.bucket_dir
@@ -187,7 +184,7 @@ def _partition_predicate(
 ) -> Predicate | None:
     preds: list[Predicate] = []
     if partitions:
-        parts = [table._partition_filter(p) for p in partitions]
+        parts = [table.partition_filter(p) for p in partitions]
         if any(p is None for p in parts):
             parts = []  # an empty mapping selects every partition
         preds.extend([or_(*[p for p in parts if p is not None])] if parts else [])
@@ -241,14 +238,12 @@ def plan_compaction(
     if groups and table.primary_keys:
         dv_buckets = {(e.partition, e.bucket) for e in scan.index_entries(latest)
                       if e.index_file.index_type == "DELETION_VECTORS"}
-    paths = TablePaths(table.path, data_file_prefix=table.options.data_file_prefix)
-    default = table.options.partition_default_name
+    paths = table.store.path_factory
     tasks = []
     for (partition, bucket), entries in groups.items():
-        part_dir = partition_path(table.partition_keys, scan.partition_codec.values(partition), default_name=default)
         tasks.append(BucketCompaction(
             snapshot_id=latest.id, partition=partition, bucket=bucket, total_buckets=entries[0].total_buckets,
-            bucket_dir=paths.bucket_dir(part_dir, bucket), files=tuple(e.file for e in entries),
+            bucket_dir=paths.bucket_dir(partition, bucket), files=tuple(e.file for e in entries),
             has_deletion_vectors=(partition, bucket) in dv_buckets,
         ))
     return tasks
@@ -260,7 +255,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     Nothing is committed; hand the messages of all buckets to ``table.commit`` (one COMPACT snapshot), or to
     ``discard_compaction`` if that commit fails.
     """
-    tw = TableWrite(file_io=table.file_io, table_path=table.path, table_name=table.name, schema=table.schema)
+    tw = table.store.new_write()
     files = list(task.files)
     if table.primary_keys:
         settings = CompactionSettings.from_options(table.options)
@@ -346,7 +341,7 @@ def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:
 
 def _rewrite_append(table: Table, tw: TableWrite, files: Sequence[DataFileMeta], bucket_dir: str) -> CompactResult:
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
-    reader = SplitRead(file_io=table.file_io, schema_manager=table.schema_manager, read_schema=table.schema)
+    reader = table.store.new_read()
     writer = _file_writer(tw, bucket_dir, level=0, next_sequence_number=ordered[0].min_sequence_number)
     try:
         for f in ordered:

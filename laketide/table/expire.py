@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING
 
 from laketide.exceptions import CorruptMetadataError, FileIOError, InvalidOptionError
 from laketide.meta.manifest import FileKind, ManifestEntry
-from laketide.meta.paths import partition_path
+from laketide.meta.paths import FileStorePathFactory
 from laketide.meta.snapshot import Snapshot
 from laketide.options import ConfigOption, OptionType
 from laketide.scan.file_scan import FileStoreScan
 
 if TYPE_CHECKING:
-    from laketide.table.table import Table
+    from laketide.store import FileStore
 
 __all__ = ["EXPIRE_LIMIT", "TablePathResolver", "expire_snapshots", "list_consumers", "list_tags"]
 
@@ -59,70 +59,53 @@ _READ_ERRORS = (FileIOError, CorruptMetadataError)
 class TablePathResolver:
     """Paths of a table's files from their manifest entries (data, changelog, index, statistics)."""
 
-    def __init__(self, table: Table, scan: FileStoreScan) -> None:
-        self.table_path = table.path
-        self.scan = scan
-        self.keys = list(table.partition_keys)
-        self.default_name = table.options.partition_default_name
-        self._dirs: dict[tuple[bytes, int], str] = {}
-
-    def bucket_dir(self, partition: bytes, bucket: int) -> str:
-        key = (partition, bucket)
-        d = self._dirs.get(key)
-        if d is None:
-            part = partition_path(self.keys, self.scan.partition_codec.values(partition),
-                                  default_name=self.default_name) if self.keys else ""
-            d = f"{self.table_path}/{part}/bucket-{bucket}" if part else f"{self.table_path}/bucket-{bucket}"
-            self._dirs[key] = d
-        return d
+    def __init__(self, paths: FileStorePathFactory) -> None:
+        self.paths = paths
 
     def data_paths(self, entry: ManifestEntry) -> list[str]:
         """The data file of ``entry`` and its extra files (e.g. embedded file indexes)."""
-        f = entry.file
-        d = self.bucket_dir(entry.partition, entry.bucket)
-        main = f.external_path or f"{d}/{f.file_name}"
-        return [main, *(f"{d}/{x}" for x in f.extra_files)]
+        return self.paths.data_file_paths(entry.partition, entry.bucket, entry.file)
 
     def manifest(self, name: str) -> str:
-        return f"{self.table_path}/manifest/{name}"
+        return self.paths.manifest_path(name)
 
     def index(self, name: str, external_path: str | None = None) -> str:
-        return external_path or f"{self.table_path}/index/{name}"
+        return self.paths.index_file_path(name, external_path)
 
     def statistics(self, name: str) -> str:
-        return f"{self.table_path}/statistics/{name}"
+        return self.paths.statistics_path(name)
 
 
-def list_tags(table: Table) -> list[Snapshot]:
+def list_tags(store: FileStore) -> list[Snapshot]:
     """The snapshots tags point at (``tag/tag-<name>`` files hold a snapshot's JSON), oldest first."""
     out = []
-    for st in table.file_io.list_status(f"{table.path}/tag"):
+    for st in store.file_io.list_status(store.path_factory.tag_dir):
         name = st.path.rstrip("/").rsplit("/", 1)[-1]
         if st.is_dir or not name.startswith("tag-"):
             continue
         try:
-            out.append(Snapshot.from_json(table.file_io.read_bytes(st.path), path=st.path))
+            out.append(Snapshot.from_json(store.file_io.read_bytes(st.path), path=st.path))
         except _READ_ERRORS:
             continue  # deleted meanwhile
     return sorted(out, key=lambda s: s.id)
 
 
-def list_consumers(table: Table) -> dict[str, int]:
+def list_consumers(store: FileStore) -> dict[str, int]:
     """Consumer id -> the next snapshot it will read (``consumer/consumer-<id>``: {"nextSnapshot": n})."""
     out: dict[str, int] = {}
-    for st in table.file_io.list_status(f"{table.path}/consumer"):
+    for st in store.file_io.list_status(store.path_factory.consumer_dir):
         name = st.path.rstrip("/").rsplit("/", 1)[-1]
         if st.is_dir or not name.startswith("consumer-"):
             continue
         try:
-            out[name[len("consumer-"):]] = int(json.loads(table.file_io.read_bytes(st.path))["nextSnapshot"])
+            out[name[len("consumer-"):]] = int(json.loads(store.file_io.read_bytes(st.path))["nextSnapshot"])
         except (*_READ_ERRORS, ValueError, KeyError, TypeError):
             continue
     return out
 
 
 def expire_snapshots(
-    table: Table,
+    store: FileStore,
     *,
     retain_min: int | None = None,
     retain_max: int | None = None,
@@ -131,18 +114,18 @@ def expire_snapshots(
     now_ms: int | None = None,
 ) -> int:
     """Expire snapshots by the table's ``snapshot.*`` options (or the overrides); returns how many went."""
-    opts = table.options
+    opts = store.options
     retain_min = opts.snapshot_num_retained_min if retain_min is None else retain_min
     retain_max = opts.snapshot_num_retained_max if retain_max is None else retain_max
     time_retained_ms = opts.snapshot_time_retained if time_retained_ms is None else time_retained_ms
     max_deletes = opts.get(EXPIRE_LIMIT) if max_deletes is None else max_deletes
     if retain_min < 1 or retain_max < retain_min:
         raise InvalidOptionError(
-            f"Snapshot retention of table {table.name}: need 1 <= snapshot.num-retained.min ({retain_min}) <= "
+            f"Snapshot retention of table {store.table_name}: need 1 <= snapshot.num-retained.min ({retain_min}) <= "
             f"snapshot.num-retained.max ({retain_max})"
         )
     assert max_deletes is not None
-    sm = table.snapshot_manager
+    sm = store.snapshot_manager
     latest = sm.latest_snapshot_id()
     earliest = sm.earliest_snapshot_id()
     if latest is None or earliest is None:
@@ -150,7 +133,7 @@ def expire_snapshots(
     older_than = (int(time.time() * 1000) if now_ms is None else now_ms) - time_retained_ms
     low = max(latest - retain_max + 1, earliest)
     end = latest - retain_min + 1
-    consumers = list_consumers(table)
+    consumers = list_consumers(store)
     if consumers:
         end = min(end, min(consumers.values()))
     end = min(end, earliest + max_deletes)
@@ -158,18 +141,18 @@ def expire_snapshots(
         nxt = sm.try_snapshot(sid + 1)
         # A snapshot may go only once its successor has been around longer than time-retained.
         if nxt is not None and older_than <= nxt.time_millis:
-            return _expire_until(table, earliest, sid)
-    return _expire_until(table, earliest, end)
+            return _expire_until(store, earliest, sid)
+    return _expire_until(store, earliest, end)
 
 
-def _expire_until(table: Table, earliest: int, end: int) -> int:
+def _expire_until(store: FileStore, earliest: int, end: int) -> int:
     """Expire snapshots [earliest, end): plan every delete first, then remove the snapshot files (oldest first)
     and move EARLIEST, and only then delete the files nothing retained uses.
 
     A crash at any point therefore leaves either the old snapshots whole, or fewer snapshots and some files no
     snapshot references (invisible; orphan cleanup removes them). Never a listed snapshot with missing files.
     """
-    sm = table.snapshot_manager
+    sm = store.snapshot_manager
     if end <= earliest:
         if sm.earliest_hint_missing():
             sm.commit_earliest_hint(earliest)
@@ -178,9 +161,10 @@ def _expire_until(table: Table, earliest: int, end: int) -> int:
     if not snapshots or snapshots[-1].id != end:
         return 0  # the snapshot to keep is gone: a concurrent expiration or rollback is at work
     expired, keep = snapshots[:-1], snapshots[-1]
-    scan = table.file_scan()
-    paths = TablePathResolver(table, scan)
-    tags = [t for t in list_tags(table) if t.id < end]
+    scan = store.new_scan()
+    assert scan.path_factory is not None
+    paths = TablePathResolver(scan.path_factory)
+    tags = [t for t in list_tags(store) if t.id < end]
 
     # Data files: those the delta of a snapshot deleted were live only in older snapshots. Each snapshot's list is
     # planned first (without the files the newest tag before it still holds); they are deleted right after the
@@ -214,7 +198,7 @@ def _expire_until(table: Table, earliest: int, end: int) -> int:
 
     # Snapshots go oldest first (the listed ones stay contiguous), each followed by the data files that only it and
     # older snapshots used; then EARLIEST moves, then changelogs and metadata (unreferenced by now).
-    deleter = table.deleter
+    deleter = store.deleter
     deleter.delete_all(doomed.get(snapshots[0].id, ()))
     for s, nxt in zip(expired, snapshots[1:]):
         sm.delete_snapshot(s.id)
@@ -276,17 +260,10 @@ def _metadata_names(scan: FileStoreScan, s: Snapshot) -> set[str]:
     names.update(m.file_name for m in scan.data_manifests(s))
     if s.index_manifest:
         names.add(s.index_manifest)
-        names.update(e.index_file.file_name for e in _index_entries(scan, s.index_manifest))
+        names.update(e.index_file.file_name for e in scan.index_manifest(s.index_manifest))
     if s.statistics:
         names.add(s.statistics)
     return names
-
-
-def _index_entries(scan: FileStoreScan, name: str) -> list:  # type: ignore[type-arg]
-    from laketide.meta.manifest import IndexManifestEntry
-    from laketide.meta.manifest_io import read_objects
-
-    return read_objects(scan.file_io.read_bytes, f"{scan.manifest_dir}/{name}", IndexManifestEntry.from_record)
 
 
 def _unused_metadata(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot, skipping: set[str]) -> Iterable[str]:
@@ -312,7 +289,7 @@ def _unused_metadata(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot,
             yield paths.manifest(lst)
     if s.index_manifest:
         try:
-            entries = _index_entries(scan, s.index_manifest)
+            entries = scan.index_manifest(s.index_manifest)
         except _READ_ERRORS:
             entries = []
         for e in entries:

@@ -25,7 +25,7 @@ from laketide.table.expire import list_tags
 
 if TYPE_CHECKING:
     from laketide.scan.file_scan import FileStoreScan
-    from laketide.table.table import Table
+    from laketide.store import FileStore
 
 __all__ = ["OrphanFilesResult", "remove_orphan_files", "DEFAULT_OLDER_THAN"]
 
@@ -52,7 +52,7 @@ class OrphanFilesResult:
 
 
 def remove_orphan_files(
-    table: Table, *, older_than: _dt.datetime | _dt.timedelta | None = None, dry_run: bool = False
+    store: FileStore, *, older_than: _dt.datetime | _dt.timedelta | None = None, dry_run: bool = False
 ) -> OrphanFilesResult:
     """Delete unreferenced files last modified before ``older_than`` (an instant, or an age; default 1 day)."""
     now = _dt.datetime.now(_dt.timezone.utc)
@@ -64,13 +64,13 @@ def remove_orphan_files(
         cutoff = older_than if older_than.tzinfo is not None else older_than.astimezone(_dt.timezone.utc)
     cutoff_ms = int(cutoff.timestamp() * 1000)
 
-    candidates = [st for st in _walk(table) if st.modification_time_ms < cutoff_ms]
+    candidates = [st for st in _walk(store) if st.modification_time_ms < cutoff_ms]
     if not candidates:
         return OrphanFilesResult(paths=(), total_bytes=0, dry_run=dry_run)
-    used = _used_names(table)
+    used = _used_names(store)
     orphans = [st for st in candidates if _name(st.path) not in used]
     if not dry_run:
-        table.deleter.delete_all(st.path for st in orphans)
+        store.deleter.delete_all(st.path for st in orphans)
     return OrphanFilesResult(paths=tuple(sorted(st.path for st in orphans)),
                              total_bytes=sum(st.size for st in orphans), dry_run=dry_run)
 
@@ -79,7 +79,7 @@ def _name(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _walk(table: Table) -> list[FileStatus]:
+def _walk(store: FileStore) -> list[FileStatus]:
     """Every file that may be an orphan, found by walking Paimon's layout only: the partition directories of the
     table's partition keys down to their ``bucket-N`` directories, ``manifest/``, ``index/``, ``statistics/``, and
     leftovers in ``snapshot/`` that are neither snapshots nor hints (temp files of an interrupted publish).
@@ -87,8 +87,8 @@ def _walk(table: Table) -> list[FileStatus]:
     A directory that is not part of that layout (a user's ``notes/``, a table nested inside this one, a
     subdirectory of a bucket) is never entered, whatever it holds. Paimon: OrphanFilesClean#listPaimonFileDirs.
     """
-    io = table.file_io
-    keys = [partition_path([k], ["v"], default_name="v")[:-1] for k in table.partition_keys]  # "<key>="
+    io = store.file_io
+    keys = [partition_path([k], ["v"], default_name="v")[:-1] for k in store.schema.partition_keys]  # "<key>="
     out: list[FileStatus] = []
 
     def files_in(directory: str, *, keep: re.Pattern[str] | None = None) -> None:
@@ -107,7 +107,7 @@ def _walk(table: Table) -> list[FileStatus]:
             elif name.startswith(keys[depth]):
                 partitions(st.path, depth + 1)
 
-    for st in io.list_status(table.path):
+    for st in io.list_status(store.table_path):
         name = _name(st.path)
         if not st.is_dir:
             continue  # files directly in the table directory are not Paimon's
@@ -115,16 +115,16 @@ def _walk(table: Table) -> list[FileStatus]:
             files_in(st.path, keep=_SNAPSHOT_FILE)
         elif name in _METADATA_DIRS:
             files_in(st.path)
-    partitions(table.path, 0)
+    partitions(store.table_path, 0)
     return out
 
 
-def _used_names(table: Table) -> set[str]:
+def _used_names(store: FileStore) -> set[str]:
     """Names of every file a snapshot or tag references (file names are unique: uuids and counters)."""
-    scan = table.file_scan()
+    scan = store.new_scan()
     used: set[str] = set()
     seen_manifests: set[str] = set()
-    sm = table.snapshot_manager
+    sm = store.snapshot_manager
     for s in sm.snapshots():
         try:
             _collect(scan, s, used, seen_manifests)
@@ -133,13 +133,12 @@ def _used_names(table: Table) -> set[str]:
             # file of a snapshot that still exists is a broken table: stop rather than delete anything.
             if sm.snapshot_exists(s.id):
                 raise
-    for tag in list_tags(table):
+    for tag in list_tags(store):
         _collect(scan, tag, used, seen_manifests)
     return used
 
 
 def _collect(scan: FileStoreScan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:
-    from laketide.table.expire import _index_entries
 
     for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
         if not lst:
@@ -157,7 +156,7 @@ def _collect(scan: FileStoreScan, s: Snapshot, used: set[str], seen_manifests: s
                     used.add(_name(e.file.external_path))
     if s.index_manifest:
         used.add(s.index_manifest)
-        for ie in _index_entries(scan, s.index_manifest):
+        for ie in scan.index_manifest(s.index_manifest):
             used.add(ie.index_file.file_name)
     if s.statistics:
         used.add(s.statistics)

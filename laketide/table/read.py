@@ -19,9 +19,8 @@ from laketide.expr import Predicate, bind, parse_where
 from laketide.meta.snapshot import Snapshot
 from laketide.scan.bucket_pruning import select_buckets
 from laketide.scan.file_scan import FileStoreScan
-from laketide.options import CoreOptions, MergeEngine
+from laketide.options import MergeEngine
 from laketide.scan.split import DataSplit, DeletionFile, generate_splits
-from laketide.scan.split_read import SplitRead
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 
@@ -85,14 +84,7 @@ class TableScan:
         else:
             self.predicate = None
         self.columns = list(columns) if columns is not None else None
-        self.reader = SplitRead(
-            file_io=table.file_io,
-            schema_manager=table.schema_manager,
-            read_schema=self.schema,
-            columns=self.columns,
-            predicate=self.predicate,
-            batch_size=table.options.read_batch_size * 64,
-        )
+        self.reader = table.store.new_read(read_schema=self.schema, columns=self.columns, predicate=self.predicate)
 
     def _pick_snapshot(self, *, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None) -> Snapshot | None:
         sm = self.table.snapshot_manager
@@ -112,11 +104,9 @@ class TableScan:
     def plan(self) -> list[DataSplit]:
         if self.snapshot is None:
             return []
-        scan = FileStoreScan(
-            file_io=self.table.file_io, table_path=self.table.path,
-            schema_manager=self.table.schema_manager, schema=self.schema,
-        )
-        options = CoreOptions(self.schema.options)
+        store = self.table.store
+        scan = store.new_scan(self.schema)
+        options = self.schema.core_options
         bucket_keys = self.schema.bucket_keys() if options.bucket > 0 else []
         buckets = select_buckets(
             self.predicate, bucket_keys=bucket_keys, num_buckets=options.bucket,
@@ -136,14 +126,11 @@ class TableScan:
             entries = [e for e in entries if e.file.level > 0]
             if options.deletion_vectors_enabled:
                 deletion_files = self._deletion_files(scan)
-        values = {e.partition: scan.partition_codec.values(e.partition) for e in entries}
+        assert scan.path_factory is not None
         return generate_splits(
             entries,
             snapshot_id=self.snapshot.id,
-            table_path=self.table.path,
-            partition_keys=self.schema.partition_keys,
-            partition_values=values,
-            default_partition_name=options.partition_default_name,
+            paths=scan.path_factory,
             merge=bool(self.schema.primary_keys),
             deletion_files=deletion_files,
         )
@@ -166,6 +153,10 @@ class TableScan:
     @property
     def output_schema(self) -> pa.Schema:
         return self.reader.output_schema
+
+    def read_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        """The rows of one split of ``plan()`` (merged, filtered, projected): what a distributed reader's task runs."""
+        return self.reader.read(split)
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Stream the rows batch by batch (bounded memory)."""

@@ -19,7 +19,6 @@ from laketide.exceptions import (
     CommitStateUnknownError,
     InvalidOptionError,
     LaketideError,
-    NoSuchSnapshotError,
     NotFoundError,
     SchemaError,
     WriteConflictError,
@@ -32,10 +31,12 @@ from laketide.meta.manifest import ManifestEntry
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
 from laketide.options import CoreOptions
-from laketide.scan.file_scan import FileStoreScan
+from laketide.scan.file_scan import FileStoreScan, max_sequence_per_bucket
 from laketide.schema.changes import SchemaChange
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
+from laketide.store import FileStore
+from laketide.table.incremental import IncrementalScan
 from laketide.table.read import TableScan
 from laketide.write.commit import FileStoreCommit
 from laketide.write.table_write import TableWrite
@@ -74,6 +75,7 @@ class Table:
         if latest is None:
             raise SchemaError(f"Table {name} at {path} has no schema")
         self._schema = latest
+        self._store: FileStore | None = None
         # The live files of the last snapshot a writer restored from: the commit that follows checks its new
         # files against the same snapshot, usually, and reuses the plan instead of reading the manifests again.
         self._restored_plan: tuple[tuple[int, str], list[ManifestEntry]] | None = None
@@ -84,8 +86,19 @@ class Table:
         return self._schema
 
     @property
+    def store(self) -> FileStore:
+        """The store of the current schema (rebuilt when ``alter`` or ``refresh`` changes the schema)."""
+        store = self._store
+        if store is None or store.schema is not self._schema:
+            store = self._store = FileStore.create(
+                file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,
+                schema_manager=self.schema_manager, snapshot_manager=self.snapshot_manager,
+            )
+        return store
+
+    @property
     def options(self) -> CoreOptions:
-        return CoreOptions(self._schema.options)
+        return self.store.options
 
     @property
     def arrow_schema(self) -> pa.Schema:
@@ -105,7 +118,7 @@ class Table:
     def deleter(self) -> TableFileDeleter:
         """The one way maintenance deletes this table's files: never outside its directory (or its
         ``data-file.external-paths``)."""
-        return TableFileDeleter.for_options(self.file_io, self.path, self._schema.options, table_name=self.name)
+        return self.store.deleter
 
     def refresh(self) -> Table:
         """Reload the latest schema (after another process altered the table)."""
@@ -121,14 +134,7 @@ class Table:
         return self.snapshot_manager.snapshot(snapshot_id)
 
     def tag_snapshot(self, tag: str) -> Snapshot:
-        if not isinstance(tag, str) or not tag.strip() or any(c in tag for c in "/\\") \
-                or any(ord(c) < 0x20 for c in tag):
-            # The name becomes part of a path: '../..' would read a file outside the table.
-            raise InvalidOptionError(f"Table {self.name}: tag name {tag!r} is not a valid tag name")
-        path = f"{self.path}/tag/tag-{tag}"
-        if not self.file_io.exists(path):
-            raise NoSuchSnapshotError(f"Tag {tag!r} of table {self.name} does not exist")
-        return Snapshot.from_json(self.file_io.read_bytes(path), path=path)
+        return self.store.tag_snapshot(tag)
 
     # -- read --------------------------------------------------------------------------------------------------
     def scan(
@@ -165,6 +171,29 @@ class Table:
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
                          timestamp_ms=timestamp_ms, read_optimized=read_optimized).to_arrow()
 
+    def incremental_scan(self) -> IncrementalScan:
+        """Plans and reads the changes between snapshots (what a streaming read consumes)."""
+        return IncrementalScan(self)
+
+    def read_changes(
+        self,
+        start_snapshot: int,
+        end_snapshot: int | None = None,
+        *,
+        columns: Sequence[str] | None = None,
+        full_start: bool = False,
+    ) -> pa.Table:
+        """The rows written after snapshot ``start_snapshot`` up to ``end_snapshot`` (default: the latest), with
+        their row kind in a first ``rowkind`` column (+I, -U, +U, -D), as ``db.t$audit_log`` streams them.
+        ``full_start`` includes the whole content of ``start_snapshot`` first (as inserts)."""
+        end = (self.snapshot_manager.latest_snapshot_id() or 0) if end_snapshot is None else end_snapshot
+        if start_snapshot < 0 or end < start_snapshot:
+            raise InvalidOptionError(
+                f"Table {self.name}: read_changes needs 0 <= start_snapshot <= end_snapshot, got "
+                f"{start_snapshot} and {end}"
+            )
+        return IncrementalScan(self).to_arrow(start_snapshot, end, full_start=full_start, columns=columns)
+
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
 
@@ -182,8 +211,7 @@ class Table:
 
         compacts = compact and bool(self._schema.primary_keys) and not self.options.write_only
         restore = BucketFiles(self) if compacts else None
-        return TableWrite(
-            file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,
+        return self.store.new_write(
             restore_sequence=restore.max_sequence if restore is not None else self._sequence_restorer(),
             wrap_writer=compacting_writer_factory(self, restore) if restore is not None else None,
         )
@@ -229,7 +257,7 @@ class Table:
         kwargs: dict[str, Any] = {}
         if commit_identifier is not None:
             kwargs["commit_identifier"] = commit_identifier
-        where = overwrite_where if overwrite_where is not None else self._partition_filter(partition)
+        where = overwrite_where if overwrite_where is not None else self.partition_filter(partition)
         try:
             sid = committer.commit(
                 messages,
@@ -332,7 +360,7 @@ class Table:
         """
         from laketide.table.expire import expire_snapshots
 
-        return expire_snapshots(self, retain_min=retain_min, retain_max=retain_max,
+        return expire_snapshots(self.store, retain_min=retain_min, retain_max=retain_max,
                                 time_retained_ms=time_retained_ms, max_deletes=max_deletes)
 
     def remove_orphan_files(
@@ -342,7 +370,7 @@ class Table:
         age; default one day, which keeps the files of in-flight commits). ``dry_run`` only lists them."""
         from laketide.table.orphan import remove_orphan_files
 
-        return remove_orphan_files(self, older_than=older_than, dry_run=dry_run)
+        return remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run)
 
     def rollback_to(self, target: int | str) -> Snapshot:
         """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest again.
@@ -351,7 +379,7 @@ class Table:
         """
         from laketide.table.rollback import rollback_to
 
-        return rollback_to(self, target)
+        return rollback_to(self.store, target)
 
     def _expire_after_commit(self) -> None:
         if self.options.write_only:
@@ -376,24 +404,14 @@ class Table:
 
     # -- helpers -----------------------------------------------------------------------------------------------
     def _committer(self, commit_user: str | None) -> FileStoreCommit:
-        return FileStoreCommit(
-            file_io=self.file_io,
-            table_path=self.path,
-            table_name=self.name,
-            schema=self._schema,
-            snapshot_manager=self.snapshot_manager,
-            scan_factory=self.file_scan,
-            commit_user=commit_user or self._new_commit_user(),
-            restored_plan=self.restored_plan,
-        )
+        return self.store.new_commit(commit_user or self._new_commit_user(), restored_plan=self.restored_plan)
 
     def _new_commit_user(self) -> str:
         prefix = self.options.commit_user_prefix
         return f"{prefix}_{uuid.uuid4()}" if prefix else str(uuid.uuid4())
 
     def file_scan(self) -> FileStoreScan:
-        return FileStoreScan(file_io=self.file_io, table_path=self.path, schema_manager=self.schema_manager,
-                             schema=self._schema)
+        return self.store.new_scan()
 
     def plan_to_restore(self, snapshot: Snapshot) -> list[ManifestEntry]:
         """Every live file of ``snapshot``, for a writer restoring its buckets (kept for the commit to reuse)."""
@@ -412,17 +430,15 @@ class Table:
         def restore(partition: bytes, bucket: int) -> int | None:
             nonlocal cache
             if cache is None:
-                cache = {}
                 latest = self.snapshot_manager.latest_snapshot()
-                if latest is not None:
-                    for e in self.plan_to_restore(latest):
-                        key = (e.partition, e.bucket)
-                        cache[key] = max(cache.get(key, -1), e.file.max_sequence_number)
+                cache = max_sequence_per_bucket(self.plan_to_restore(latest)) if latest is not None else {}
             return cache.get((partition, bucket))
 
         return restore
 
-    def _partition_filter(self, partition: Mapping[str, object] | None) -> Predicate | None:
+    def partition_filter(self, partition: Mapping[str, object] | None) -> Predicate | None:
+        """The predicate selecting partition ``{key: value}`` (None for no partition); SchemaError for a key that
+        is not a partition key."""
         if not partition:
             return None
         unknown = [k for k in partition if k not in self._schema.partition_keys]
@@ -442,7 +458,7 @@ class Table:
         from laketide.write.conform import to_arrow
 
         table = to_arrow(data)
-        pred = self._partition_filter(partition)
+        pred = self.partition_filter(partition)
         if pred is None or table.num_rows == 0:
             return
         outside = filter_table(table.select(list(partition)), or_(negate(pred), *[

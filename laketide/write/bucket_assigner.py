@@ -64,7 +64,7 @@ ASSIGNED_BUCKET_COLUMN = "__laketide_bucket"
 
 def dynamic_bucket_mode(schema: TableSchema) -> str | None:
     """``"hash"`` (HASH_DYNAMIC), ``"cross-partition"`` (KEY_DYNAMIC) or None (not a dynamic-bucket PK table)."""
-    if not schema.primary_keys or CoreOptions(schema.options).bucket != -1:
+    if not schema.primary_keys or schema.core_options.bucket != -1:
         return None
     if schema.partition_keys and not set(schema.partition_keys) <= set(schema.primary_keys):
         return "cross-partition"
@@ -82,17 +82,15 @@ class AssignerLayout:
 def assigner_layout(options: CoreOptions, *, parallelism: int | None = None) -> AssignerLayout:
     """Channels = ``dynamic-bucket.assigner-parallelism`` (else ``parallelism``, else initial-buckets, else 1);
     assigners = min(initial-buckets, channels) when initial-buckets is set (as Flink's assigner operator)."""
-    raw = options.raw("dynamic-bucket.assigner-parallelism")
     initial = options.dynamic_bucket_initial_buckets
-    channels = int(raw) if raw else (parallelism or initial or 1)
+    channels = options.dynamic_bucket_assigner_parallelism or parallelism or initial or 1
     channels = max(channels, 1)
     assigners = min(initial, channels) if initial else channels
     return AssignerLayout(num_channels=channels, num_assigners=assigners)
 
 
 def max_buckets(options: CoreOptions) -> int:
-    raw = options.raw("dynamic-bucket.max-buckets")
-    return int(raw) if raw else -1
+    return options.dynamic_bucket_max_buckets
 
 
 def partition_hash(partition: bytes) -> int:

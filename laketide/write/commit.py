@@ -40,14 +40,12 @@ from laketide.meta.deletion import TableFileDeleter
 from laketide.meta.paths import TablePaths
 from laketide.meta.snapshot import CommitKind, Snapshot
 from laketide.meta.snapshot_manager import SnapshotManager
-from laketide.options import CoreOptions
 from laketide.scan.file_scan import FileStoreScan
 from laketide.schema.table_schema import TableSchema
 from laketide.write.commit_checks import (
     CommittedFiles,
     check_origin,
     check_sequences,
-    message_file_paths,
     new_file_names,
     refuse_committed,
 )
@@ -102,7 +100,7 @@ class FileStoreCommit:
         self.table_path = table_path
         self.table_name = table_name
         self.schema = schema
-        self.options = CoreOptions(schema.options)
+        self.options = schema.core_options
         self.snapshot_manager = snapshot_manager
         self.scan_factory = scan_factory
         self.commit_user = commit_user
@@ -511,14 +509,13 @@ class FileStoreCommit:
         if held:
             _LOG.warning("Table %s: aborted commit messages hold %d files a snapshot references; they are kept: %s",
                          self.table_name, len(held), list(held.items())[:_SHOWN_FILES])
-        scan = self._scan()
-        paths = TablePaths(self.table_path)
+        paths = self._scan().path_factory
+        assert paths is not None
         deleter = TableFileDeleter.for_options(self.file_io, self.table_path, self.schema.options,
                                                table_name=self.table_name)
-        default = self.options.partition_default_name
         for name, (m, f) in names.items():
             if name not in held:
-                deleter.delete_all(message_file_paths(m, f, paths=paths, scan=scan, default_partition=default))
+                deleter.delete_all(paths.data_file_paths(m.partition, m.bucket, f))
 
     def _partitions_predicate(self, scan: FileStoreScan, partitions: set[bytes]) -> Predicate | None:
         keys = list(self.schema.partition_keys)

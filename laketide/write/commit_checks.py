@@ -29,17 +29,15 @@ from laketide.exceptions import (
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.deletion import same_location
 from laketide.meta.manifest import DataFileMeta, FileKind, ManifestEntry
-from laketide.meta.paths import TablePaths, partition_path
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import SnapshotManager
-from laketide.scan.file_scan import FileStoreScan
+from laketide.scan.file_scan import FileStoreScan, max_sequence_per_bucket
 from laketide.schema.table_schema import TableSchema
 
 __all__ = [
     "CommittedFiles",
     "check_origin",
     "check_sequences",
-    "message_file_paths",
     "new_file_names",
     "refuse_committed",
 ]
@@ -85,16 +83,6 @@ def new_file_names(messages: Iterable[CommitMessage]) -> dict[str, tuple[CommitM
             if f.file_name not in upgraded:
                 out[f.file_name] = (m, f)
     return out
-
-
-def message_file_paths(
-    m: CommitMessage, f: DataFileMeta, *, paths: TablePaths, scan: FileStoreScan, default_partition: str
-) -> list[str]:
-    """Where file ``f`` of message ``m`` lives, with its extra files (embedded indexes)."""
-    part = partition_path(scan.schema.partition_keys, scan.partition_codec.values(m.partition),
-                          default_name=default_partition) if scan.schema.partition_keys else ""
-    bucket_dir = paths.bucket_dir(part, m.bucket)
-    return [f.external_path or f"{bucket_dir}/{f.file_name}", *(f"{bucket_dir}/{x}" for x in f.extra_files)]
 
 
 class CommittedFiles:
@@ -200,11 +188,7 @@ def check_sequences(
         lowest[key] = min(lowest.get(key, e.file.min_sequence_number), e.file.min_sequence_number)
     if not lowest or latest is None:
         return
-    highest: dict[tuple[bytes, int], int] = {}
-    for e in live:
-        key = (e.partition, e.bucket)
-        if key in lowest:
-            highest[key] = max(highest.get(key, e.file.max_sequence_number), e.file.max_sequence_number)
+    highest = max_sequence_per_bucket(live, only=lowest)
     for key, lo in lowest.items():
         hi = highest.get(key)
         if hi is None or lo > hi:

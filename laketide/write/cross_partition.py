@@ -34,9 +34,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.fs import FileIO
-from laketide.mergetree.kv import VALUE_KIND, RowKind
+from laketide.io.kv import VALUE_KIND, RowKind
 from laketide.meta.binary_row import serialize_binary_row, serialize_rows_arrow
-from laketide.options import CoreOptions, MergeEngine, parse_duration
+from laketide.options import MergeEngine
 from laketide.scan.file_scan import PartitionCodec
 from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
@@ -99,20 +99,18 @@ class KeyBootstrap:
         latest = SnapshotManager(file_io, table_path).latest_snapshot()
         if latest is None:
             return cls(file_io, table_path, schema, (), 0, None)
-        options = CoreOptions(schema.options)
+        options = schema.core_options
         scan = FileStoreScan(file_io=file_io, table_path=table_path, schema_manager=SchemaManager(file_io, table_path),
                              schema=schema)
         entries = [e for e in scan.plan(latest) if e.bucket % num_assigners == assign_id]
         skipped = 0
-        ttl = options.raw("cross-partition-upsert.index-ttl")
-        if ttl:
-            keep = _fresh_buckets(entries, parse_duration(ttl), now_ms=now_ms)
+        ttl = options.cross_partition_upsert_index_ttl
+        if ttl is not None:
+            keep = _fresh_buckets(entries, ttl, now_ms=now_ms)
             skipped = len({(e.partition, e.bucket) for e in entries}) - len(keep)
             entries = [e for e in entries if (e.partition, e.bucket) in keep]
-        values = {e.partition: scan.partition_codec.values(e.partition) for e in entries}
-        splits = generate_splits(entries, snapshot_id=latest.id, table_path=table_path,
-                                 partition_keys=schema.partition_keys, partition_values=values,
-                                 default_partition_name=options.partition_default_name, merge=True,
+        assert scan.path_factory is not None
+        splits = generate_splits(entries, snapshot_id=latest.id, paths=scan.path_factory, merge=True,
                                  target_size=1 << 62)  # one split per bucket
         return cls(file_io, table_path, schema, tuple(splits), skipped, latest.id)
 
@@ -121,7 +119,7 @@ class KeyBootstrap:
         from laketide.scan.split_read import SplitRead
         from laketide.schema.schema_manager import SchemaManager
 
-        options = CoreOptions(self.schema.options)
+        options = self.schema.core_options
         reader = SplitRead(file_io=self.file_io, schema_manager=SchemaManager(self.file_io, self.table_path),
                            read_schema=self.schema, columns=list(self.schema.primary_keys), predicate=None,
                            batch_size=options.read_batch_size * 64)
@@ -161,7 +159,7 @@ class CrossPartitionAssigner:
     # -- setup ---------------------------------------------------------------------------------------------------
     @property
     def engine(self) -> MergeEngine:
-        return CoreOptions(self.schema.options).merge_engine
+        return self.schema.core_options.merge_engine
 
     def _part_types(self) -> list[DataType]:
         return [f.type for f in self.schema.partition_fields]
@@ -225,11 +223,10 @@ class CrossPartitionAssigner:
                     assign_id: int) -> CrossPartitionAssigner:
         """An assigner that knows only how many keys each (partition, bucket) holds: the keys' locations come
         with the rows (``learn``), as Spark's join with the table's keys delivers them."""
-        options = CoreOptions(schema.options)
-        ttl = options.raw("cross-partition-upsert.index-ttl")
+        options = schema.core_options
         out = cls(schema=schema, target_row_num=options.dynamic_bucket_target_row_num,
                   num_assigners=num_assigners, assign_id=assign_id,
-                  index_ttl_ms=parse_duration(ttl) if ttl else None)
+                  index_ttl_ms=options.cross_partition_upsert_index_ttl)
         codec = PartitionCodec(list(schema.partition_keys), out._part_types())
         for (part, bucket), n in counts.items():
             pid = out.partition_id(tuple(codec.values(part)))

@@ -154,8 +154,8 @@ def next_index_manifest(
     if not changed:
         return previous
     check_hash_index_conflicts(live, changes, table_name=table_name)
-    unaware = not schema.primary_keys and CoreOptions(schema.options).bucket == -1
-    return _write(file_io, table_path, CoreOptions(schema.options),
+    unaware = not schema.primary_keys and schema.core_options.bucket == -1
+    return _write(file_io, table_path, schema.core_options,
                   combine_index_entries(live, changes, bucket_unaware=unaware))
 
 

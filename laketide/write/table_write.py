@@ -26,9 +26,9 @@ from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.commit_message import CommitMessage, KeyIndexBase, WriteOrigin
 from laketide.meta.manifest import DataFileMeta
-from laketide.meta.paths import TablePaths, partition_path
+from laketide.meta.paths import FileStorePathFactory
 from laketide.meta.snapshot_manager import SnapshotManager
-from laketide.mergetree.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
+from laketide.io.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
 from laketide.mergetree.engines import check_writable, merge_function_for
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.options import CoreOptions, check_write_options
@@ -46,7 +46,7 @@ from laketide.write.bucket_assigner import (
 from laketide.write.bucketing import Group, split_by_partition_and_bucket
 from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
-from laketide.write.file_writer import KeyLayout, RollingFileWriter, StatsLayout
+from laketide.io.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
 __all__ = ["TableWrite"]
 
@@ -114,23 +114,29 @@ class TableWrite:
         schema: TableSchema,
         restore_sequence: SequenceRestorer | None = None,
         wrap_writer: WriterWrapper | None = None,
+        options: CoreOptions | None = None,
+        path_factory: FileStorePathFactory | None = None,
     ) -> None:
+        """``options`` and ``path_factory`` come from the table's FileStore (built from ``schema`` if not)."""
         self.file_io = file_io
         self.table_path = table_path
         self.table_name = table_name
         self.schema = schema
-        self.options = CoreOptions(schema.options)
+        self.options = options if options is not None else schema.core_options
         # A Java-written table may carry options laketide cannot honour: refuse before writing anything.
         check_write_options(schema.options, table_name=table_name)
         self.arrow_schema = to_arrow_schema(schema.row_type)
-        self.paths = TablePaths(table_path, data_file_prefix=self.options.data_file_prefix)
+        self.partition_types = [f.type for f in schema.partition_fields]
+        self.path_factory = path_factory if path_factory is not None else FileStorePathFactory.from_options(
+            table_path, partition_keys=schema.partition_keys, partition_types=self.partition_types,
+            options=self.options)
+        self.paths = self.path_factory.new_file_names()
         self.num_buckets = self.options.bucket
         self.has_primary_key = bool(schema.primary_keys)
         if self.has_primary_key:
             self._check_primary_key_support()
         self.bucket_keys = schema.bucket_keys() if self.num_buckets > 0 else []
         self.bucket_key_types = [schema.field(k).type for k in self.bucket_keys]
-        self.partition_types = [f.type for f in schema.partition_fields]
         self.file_format = file_format(self.options.file_format)
         self.stats_layout = StatsLayout(
             names=tuple(schema.field_names),
@@ -376,15 +382,12 @@ class TableWrite:
         existing = self._writers.get(key)
         if existing is not None:
             return existing
-        part_dir = partition_path(
-            self.schema.partition_keys, partition_values, default_name=self.options.partition_default_name
-        )
         restored = self._restore_sequence(part_bytes, bucket) if self._restore_sequence else None
         next_seq = 0 if restored is None else restored + 1
         files = RollingFileWriter(
             file_io=self.file_io,
             paths=self.paths,
-            bucket_dir=self.paths.bucket_dir(part_dir, bucket),
+            bucket_dir=self.path_factory.bucket_dir_of(partition_values, bucket),
             file_format=self.file_format,
             schema=self.kv_schema if self.has_primary_key else self.arrow_schema,
             schema_id=self.schema.id,

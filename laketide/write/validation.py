@@ -24,8 +24,8 @@ from laketide.format import file_format
 from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
-from laketide.mergetree.kv import kv_schema
-from laketide.options import CoreOptions, check_write_options, unsupported_write_options
+from laketide.io.kv import kv_schema
+from laketide.options import CoreOptions, check_write_options, unsupported_write_options, warn_unknown_options
 from laketide.schema.table_schema import TableSchema
 from laketide.types import ArrayType, DataType, MapType, MultisetType, RowType, to_arrow_schema
 
@@ -44,11 +44,8 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     """
     options = _options(schema, table_name)
     _check_columns(schema, table_name)
-    if previous is None:
-        check_write_options(schema.options, table_name=table_name)
-    else:
-        changed = [k for k, v in schema.options.items() if previous.options.get(k) != v]
-        check_write_options(schema.options, table_name=table_name, keys=changed)
+    changed = None if previous is None else [k for k, v in schema.options.items() if previous.options.get(k) != v]
+    check_write_options(schema.options, table_name=table_name, keys=changed)
     _check_bucket(schema, options, table_name)
     _check_fields(schema, options, table_name)
     _check_retention(options, table_name)
@@ -59,11 +56,12 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     unsupported = unsupported_write_options(schema.options)
     if not any(entry.key in ("file.format", "manifest.format") for _, entry in unsupported):
         _check_formats(schema, options, table_name)
+    warn_unknown_options(schema.options, table_name=table_name, keys=changed)  # only once the schema is accepted
 
 
 def _options(schema: TableSchema, table_name: str) -> CoreOptions:
     try:
-        return CoreOptions(schema.options)
+        return schema.core_options
     except InvalidOptionError as e:
         raise InvalidOptionError(f"Table {table_name}: {e}") from e
 

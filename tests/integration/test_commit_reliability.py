@@ -64,7 +64,7 @@ def all_files(t: Table) -> set[str]:
 
 def unreferenced(t: Table) -> set[str]:
     """Files on disk (outside schema/ and snapshot/) that no snapshot references."""
-    used = _used_names(t)
+    used = _used_names(t.store)
     return {p for p in all_files(t)
             if "/schema/" not in p and "/snapshot/" not in p and os.path.basename(p) not in used}
 

@@ -59,7 +59,7 @@ def all_files(t: Table) -> dict[str, int]:
 
 
 def unreferenced(t: Table) -> set[str]:
-    used = _used_names(t)
+    used = _used_names(t.store)
     return {p for p in all_files(t) if "/schema/" not in p and "/snapshot/" not in p
             and os.path.basename(p) not in used}
 

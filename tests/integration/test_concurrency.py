@@ -189,7 +189,7 @@ def _check_table(t: Table, results: list[dict[str, Any]]) -> None:
     assert values == oracle
     # Leftovers of lost races and aborted writes are at most orphans, which cleanup removes; the table stays whole.
     fresh.remove_orphan_files(older_than=timedelta(0))
-    used = _used_names(fresh)
+    used = _used_names(fresh.store)
     stray = [p for d, _, fs in os.walk(t.path) for p in (os.path.join(d, f) for f in fs)
              if "/schema/" not in p and "/snapshot/" not in p and os.path.basename(p) not in used]
     assert not stray

@@ -136,7 +136,7 @@ def test_sigkill_at_random_points_of_every_operation(tmp_path) -> None:  # noqa:
     t.compact(full=True)
     t.expire_snapshots(retain_min=1, retain_max=1, time_retained_ms=0)
     t.remove_orphan_files(older_than=timedelta(0))
-    used = _used_names(t)
+    used = _used_names(t.store)
     stray = [p for d, _, fs in os.walk(t.path) for p in (os.path.join(d, f) for f in fs)
              if "/schema/" not in p and "/snapshot/" not in p and os.path.basename(p) not in used]
     assert not stray

@@ -53,7 +53,7 @@ def referenced_by(t: Table, snapshot_ids: list[int]) -> set[str]:
     """What the given snapshots need, computed independently of the cleanup code: their snapshot files, manifest
     lists, manifests and live data files."""
     scan = t.file_scan()
-    paths = TablePathResolver(t, scan)
+    paths = TablePathResolver(scan.path_factory)
     snap_dir = t.snapshot_manager.snapshot_dir
     out = {f"{snap_dir}/EARLIEST", f"{snap_dir}/LATEST"}
     for sid in snapshot_ids:
@@ -95,7 +95,7 @@ def test_time_retained_protects_snapshots_readers_may_still_plan_against(tmp_pat
     # Oracle of the rule: a snapshot goes only while its successor is older than the window.
     first_kept = next(sid for sid in range(1, 10) if sid == 9 or times[sid + 1] >= now - retained)
     assert first_kept <= 6
-    expired = expire_snapshots(t, retain_min=1, time_retained_ms=retained, now_ms=now)
+    expired = expire_snapshots(t.store, retain_min=1, time_retained_ms=retained, now_ms=now)
     assert expired == first_kept - 1
     assert t.snapshot_manager.snapshot_ids() == list(range(first_kept, 10))
     assert files_on_disk(t) == referenced_by(t, list(range(first_kept, 10)))
@@ -143,7 +143,7 @@ def test_tags_and_consumers_keep_what_they_need(tmp_path) -> None:  # noqa: ANN0
 
 def _tag_files(t: Table, tag: Snapshot) -> set[str]:
     scan = t.file_scan()
-    paths = TablePathResolver(t, scan)
+    paths = TablePathResolver(scan.path_factory)
     out = {paths.manifest(tag.base_manifest_list), paths.manifest(tag.delta_manifest_list)}
     out |= {paths.manifest(m.file_name) for m in scan.data_manifests(tag)}
     return out | {p for e in scan.plan(tag) for p in paths.data_paths(e)}

@@ -21,7 +21,7 @@ import laketide
 from laketide.meta.binary_row import hash_bytes_by_words, serialize_row
 from laketide.meta.bucket import bucket_ids, bucket_of_values
 from laketide.mergetree.key_order import order_column, py_key
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.mergetree.merge import DeduplicateMergeFunction, MergeSpec, dedupe, merge_streams
 from laketide.types import DoubleType, FloatType, IntType
 

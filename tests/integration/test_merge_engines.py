@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import laketide
 from laketide.exceptions import InvalidOptionError, RowKindError
-from laketide.mergetree.kv import RowKind
+from laketide.io.kv import RowKind
 
 INT = pa.int32()
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import laketide
 from laketide.exceptions import SchemaError
-from laketide.mergetree.kv import RowKind
+from laketide.io.kv import RowKind
 
 SCHEMA = pa.schema([
     ("k", pa.int32()), ("part", pa.string()), ("name", pa.string()), ("v", pa.int64()), ("seq", pa.int64()),

@@ -158,3 +158,24 @@ def test_chain_ods_to_dwd_to_aggregation_equals_batch(spark, cat, wh: str, tmp_p
              .groupBy("cat").agg({"amount": "sum", "id": "count"})
              .withColumnRenamed("sum(amount)", "total").withColumnRenamed("count(id)", "n").collect()}
     assert got == batch == _aggregate(final)
+
+
+def test_audit_log_stream_equals_read_changes(spark, cat, wh: str, tmp_path: Path) -> None:  # noqa: ANN001
+    """The same changes through Spark's stream source and through Python's Table.read_changes."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    t = cat.create_table("db.cdc", schema, primary_key=["id"], options={"bucket": "2", "write-only": "true"})
+    t.write(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema))
+    t.write(pa.table({"id": [2], "v": ["b2"]}, schema=schema))
+    w = t.new_write()
+    w.delete(pa.table({"id": [3]}))
+    t.commit(w.prepare_commit())
+    stream = ls.read_stream(spark, "db.cdc$audit_log", warehouse=wh, options={"scan.mode": "from-snapshot",
+                                                                           "scan.snapshot-id": "1"})
+    q = (stream.writeStream.format("memory").queryName("cdc").trigger(availableNow=True)
+         .option("checkpointLocation", str(tmp_path / "cdc")).start())
+    q.awaitTermination()
+    via_spark = sorted((r["rowkind"], r["id"], r["v"]) for r in spark.table("cdc").collect())
+    python = t.read_changes(0)
+    via_python = sorted(zip(python["rowkind"].to_pylist(), python["id"].to_pylist(), python["v"].to_pylist()))
+    assert via_spark == via_python
+    assert [k for k, i, _ in via_python if i == 3] == ["+I", "-D"]

@@ -353,3 +353,26 @@ def test_errors_carry_the_laketide_message_first(spark, cat, wh: str) -> None:  
     assert from_task.value.__cause__ is not None
     with pytest.raises(InvalidOptionError, match="bogus"):
         ls.read(spark, "db.e", warehouse=wh, options={"bogus": "1"})
+
+
+@pytest.mark.parametrize("options", [{"bucket": "2"}, {"bucket": "-1"}, {"bucket": "2", "rowkind.field": "op"}])
+def test_spark_writes_carry_no_routing_columns_into_data_files(spark, cat, wh: str, options: dict) -> None:  # noqa: ANN001
+    """laketide's routing columns (bucket, row kind, assigner) stay between Spark stages: the data files hold the
+    table's columns and Paimon's key-value fields only, whichever way the rows came."""
+    import pyarrow.parquet as pq
+
+    schema = SCHEMA.append(pa.field("op", pa.string())) if "rowkind.field" in options else SCHEMA
+    t = cat.create_table("db.h", schema, primary_key=["id"], options=options)
+    cols = "id long, v string, dt string" + (", op string" if "rowkind.field" in options else "")
+    extra = ("+I",) if "rowkind.field" in options else ()
+    df = spark.createDataFrame([(i, f"v{i}", "x", *extra) for i in range(30)], cols)
+    ls.write(df, "db.h", warehouse=wh)
+    # A dynamic-bucket table takes format("laketide") writes from one task (several would each assign buckets).
+    direct = df.coalesce(1) if options["bucket"] == "-1" else df
+    direct.write.format("laketide").option("warehouse", wh).mode("append").save("db.h")
+    allowed = {"_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND", *schema.names}
+    files = [p for p in Path(t.path).rglob("data-*.parquet")]
+    assert files
+    for f in files:
+        assert set(pq.read_schema(f).names) == allowed, f
+    assert t.read().num_rows == 30

@@ -17,7 +17,7 @@ from laketide.exceptions import InvalidOptionError, MergeEngineError
 from laketide.mergetree.engines import merge_function_for
 from laketide.mergetree.engines._kernels import Segments
 from laketide.mergetree.engines.agg_functions import FieldAggregator, create_aggregator
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.options import CoreOptions
 from laketide.schema.create import new_table_schema
 from laketide.types import from_arrow_type

@@ -6,7 +6,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.mergetree.merge import DeduplicateMergeFunction, MergeSpec, merge_streams, partition_runs
 
 SPEC = MergeSpec(key_names=("a", "b"))

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from laketide.exceptions import RowKindError
 from laketide.mergetree.engines import PartialUpdateMergeFunction, merge_function_for
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.schema.create import new_table_schema
 
 SCHEMA = pa.schema([("k", pa.int32()), ("x", pa.string()), ("s1", pa.int32()), ("s2", pa.int64()),

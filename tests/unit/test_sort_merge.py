@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from laketide.exceptions import InvalidOptionError
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.mergetree.merge import DeduplicateMergeFunction, MergeSpec
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
 from laketide.options import CoreOptions

@@ -34,13 +34,10 @@ class AppendCompactSettings:
     @staticmethod
     def from_options(options: CoreOptions) -> AppendCompactSettings:
         target = options.target_file_size(has_primary_key=False)
-        ratio_raw = options.raw("compaction.small-file-ratio")
-        ratio = float(ratio_raw) if ratio_raw is not None else 0.7
-        min_raw = options.raw("compaction.min.file-num")
         return AppendCompactSettings(
             target_file_size=target,
-            compaction_file_size=int(target * ratio),
-            min_file_num=int(min_raw) if min_raw is not None else 5,
+            compaction_file_size=int(target * options.compaction_small_file_ratio),
+            min_file_num=options.compaction_min_file_num,
         )
 
 

@@ -34,11 +34,10 @@ from laketide.mergetree.compaction.universal import (
 )
 from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.options import ChangelogProducer, CoreOptions, MergeEngine, parse_duration
+from laketide.options import ChangelogProducer, CoreOptions, MergeEngine
 
 __all__ = ["CompactionSettings", "MergeTreeCompactManager", "CompactingMergeTreeWriter", "strategy_for"]
 
-_SMALL_FILE_RATIO = 0.7  # compaction.small-file-ratio default
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,15 +57,13 @@ class CompactionSettings:
 
     @staticmethod
     def from_options(options: CoreOptions) -> CompactionSettings:
-        ratio_raw = options.raw("compaction.small-file-ratio")
-        ratio = float(ratio_raw) if ratio_raw is not None else _SMALL_FILE_RATIO
-        interval_raw = options.raw("compaction.optimization-interval")
+        ratio = options.compaction_small_file_ratio
         dv = options.deletion_vectors_enabled
         lookup = (
             options.merge_engine is MergeEngine.FIRST_ROW
             or options.changelog_producer is ChangelogProducer.LOOKUP
-            or (options.raw("force-lookup") or "").lower() == "true"
-            or (options.raw("compaction.force-up-level-0") or "").lower() == "true"
+            or options.force_lookup
+            or options.compaction_force_up_level_0
         )
         return CompactionSettings(
             num_levels=options.num_levels,
@@ -75,7 +72,7 @@ class CompactionSettings:
             max_size_amp=options.compaction_max_size_amplification_percent,
             size_ratio=options.compaction_size_ratio,
             run_trigger=options.num_sorted_run_compaction_trigger,
-            optimization_interval_ms=parse_duration(interval_raw) if interval_raw else None,
+            optimization_interval_ms=options.compaction_optimization_interval,
             force_level0=lookup or dv,
             full_only=dv,
             full_delta_commits=options.full_compaction_delta_commits,

@@ -22,11 +22,11 @@ from typing import Any
 import pyarrow as pa
 
 from laketide.meta.manifest import DataFileMeta
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, to_kv_table
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, to_kv_table
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.compaction.universal import CompactUnit
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
-from laketide.write.file_writer import RollingFileWriter
+from laketide.io.file_writer import RollingFileWriter
 
 __all__ = ["CompactResult", "KeyValueRewriter", "run_compact_unit"]
 

@@ -22,9 +22,9 @@ from laketide.mergetree.engines.config import (
 )
 from laketide.mergetree.engines.first_row import FIRST_ROW_DELETE_HELP, FirstRowMergeFunction
 from laketide.mergetree.engines.partial_update import DELETE_HELP, PartialUpdateMergeFunction
-from laketide.mergetree.kv import VALUE_KIND, RowKind
+from laketide.io.kv import VALUE_KIND, RowKind
 from laketide.mergetree.merge import DeduplicateMergeFunction, MergeFunction, MergeSpec
-from laketide.options import CoreOptions, MergeEngine
+from laketide.options import MergeEngine
 from laketide.schema.table_schema import TableSchema
 
 __all__ = [
@@ -40,17 +40,17 @@ __all__ = [
 
 
 def merge_spec_for(schema: TableSchema) -> MergeSpec:
-    options = CoreOptions(schema.options)
+    options = schema.core_options
     return MergeSpec(
         key_names=tuple(schema.trimmed_primary_keys),
         sequence_fields=tuple(options.sequence_field),
-        sequence_descending=options.raw("sequence.field.sort-order") == "descending",
+        sequence_descending=options.sequence_field_sort_order == "descending",
     )
 
 
 def merge_function_for(schema: TableSchema) -> MergeFunction:
     """The merge function of a primary-key table, used alike by writers, readers and compaction."""
-    options = CoreOptions(schema.options)
+    options = schema.core_options
     engine = options.merge_engine
     spec = merge_spec_for(schema)
     if engine is MergeEngine.DEDUPLICATE:
@@ -89,7 +89,7 @@ def prepare_rows(schema: TableSchema, rows: pa.Table, *, table_name: str) -> pa.
     """
     if not schema.primary_keys or rows.num_rows == 0:
         return rows
-    options = CoreOptions(schema.options)
+    options = schema.core_options
     engine = options.merge_engine
     if engine is MergeEngine.DEDUPLICATE:
         return rows

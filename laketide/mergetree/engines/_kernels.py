@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from laketide.mergetree.kv import VALUE_KIND
+from laketide.io.kv import VALUE_KIND
 from laketide.mergetree.merge import MergeSpec, last_of_groups, sort_for_merge
 
 __all__ = ["Segments", "sorted_segments", "take_or_null", "valid_mask", "row_kinds", "keep_single_versions"]

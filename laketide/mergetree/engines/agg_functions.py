@@ -66,7 +66,7 @@ class FieldAggregator(ABC):
         self.dtype = dtype
         self.arrow_type = arrow_type
         self.options = options
-        self.ignore_retract = _bool_option(options, f"fields.{field}.ignore-retract")
+        self.ignore_retract = bool_option(options, f"fields.{field}.ignore-retract")
 
     @classmethod
     def type_problem(cls, dtype: DataType) -> str | None:
@@ -132,7 +132,7 @@ class FieldAggregator(ABC):
         return pa.concat_arrays([base, folded]).take(pa.array(positions))
 
 
-def _bool_option(options: CoreOptions, key: str, default: bool = False) -> bool:
+def bool_option(options: CoreOptions, key: str, default: bool = False) -> bool:
     raw = options.raw(key)
     if raw is None:
         return default
@@ -412,7 +412,7 @@ class ListaggAgg(FieldAggregator):
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.delimiter = self.options.raw(f"fields.{self.field}.list-agg-delimiter") or ","
-        self.distinct = _bool_option(self.options, f"fields.{self.field}.distinct")
+        self.distinct = bool_option(self.options, f"fields.{self.field}.distinct")
 
     @classmethod
     def type_problem(cls, dtype: DataType) -> str | None:
@@ -457,7 +457,7 @@ class CollectAgg(FieldAggregator):
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
-        self.distinct = _bool_option(self.options, f"fields.{self.field}.distinct")
+        self.distinct = bool_option(self.options, f"fields.{self.field}.distinct")
         self.single_is_identity = not self.distinct  # type: ignore[misc]
 
     @classmethod

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from laketide.mergetree.engines._kernels import keep_single_versions, row_kinds, sorted_segments, take_or_null
 from laketide.mergetree.engines.agg_functions import FieldAggregator
-from laketide.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from laketide.io.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from laketide.mergetree.merge import MergeFunction, MergeSpec
 
 __all__ = ["AggregateMergeFunction"]

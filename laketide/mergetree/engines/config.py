@@ -14,7 +14,7 @@ from laketide.mergetree.engines.agg_functions import (
     PrimaryKeyAgg,
     create_aggregator,
 )
-from laketide.mergetree.engines.agg_functions import _bool_option as bool_option
+from laketide.mergetree.engines.agg_functions import bool_option
 from laketide.options import CoreOptions, MergeEngine
 from laketide.schema.table_schema import TableSchema
 from laketide.types import (
@@ -72,7 +72,7 @@ def _field_agg_name(options: CoreOptions, field: str) -> str | None:
 
 def partial_update_config(schema: TableSchema) -> PartialUpdateConfig:
     """Sequence groups and per-field functions of a partial-update table; InvalidOptionError when inconsistent."""
-    options = CoreOptions(schema.options)
+    options = schema.core_options
     names = schema.field_names
     pks = set(schema.primary_keys)
     groups: list[SequenceGroup] = []
@@ -141,7 +141,7 @@ def partial_update_config(schema: TableSchema) -> PartialUpdateConfig:
 
 def aggregators_for(schema: TableSchema, functions: dict[str, str]) -> dict[str, FieldAggregator]:
     """Instantiate ``functions`` (field -> name) for ``schema``'s columns, checking each column's type."""
-    options = CoreOptions(schema.options)
+    options = schema.core_options
     out: dict[str, FieldAggregator] = {}
     for name, fn in functions.items():
         f = schema.field(name)
@@ -151,7 +151,7 @@ def aggregators_for(schema: TableSchema, functions: dict[str, str]) -> dict[str,
 
 def aggregation_functions(schema: TableSchema) -> dict[str, str]:
     """Function of every column of an aggregation table (Paimon: AggregateMergeFunction#getAggFuncName)."""
-    options = CoreOptions(schema.options)
+    options = schema.core_options
     sequence_fields = set(options.sequence_field)
     out: dict[str, str] = {}
     for f in schema.field_names:
@@ -171,7 +171,7 @@ def check_engine_options(schema: TableSchema) -> None:
     """Creation-time checks of a primary-key table's merge-engine options."""
     if not schema.primary_keys:
         return
-    options = CoreOptions(schema.options)
+    options = schema.core_options
     engine = options.merge_engine
     for f in options.sequence_field:
         if options.raw(f"fields.{f}.aggregate-function") is not None:

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from laketide.exceptions import RowKindError
 from laketide.mergetree.engines._kernels import row_kinds, sorted_segments
-from laketide.mergetree.kv import RowKind
+from laketide.io.kv import RowKind
 from laketide.mergetree.merge import MergeFunction, MergeSpec
 
 __all__ = ["FirstRowMergeFunction", "FIRST_ROW_DELETE_HELP"]

@@ -30,7 +30,7 @@ from laketide.mergetree.engines._kernels import (
 )
 from laketide.mergetree.engines.agg_functions import FieldAggregator
 from laketide.mergetree.engines.config import PartialUpdateConfig, SequenceGroup
-from laketide.mergetree.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, RowKind
+from laketide.io.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND, RowKind
 from laketide.mergetree.key_order import order_column, py_key
 from laketide.mergetree.merge import MergeFunction, MergeSpec, key_order
 

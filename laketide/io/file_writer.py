@@ -23,7 +23,7 @@ from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.manifest import EMPTY_ROW_BYTES, DataFileMeta, FileSource, SimpleStats
 from laketide.meta.paths import TablePaths
-from laketide.mergetree.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 from laketide.types import DataType
 
 __all__ = ["StatsLayout", "KeyLayout", "RollingFileWriter", "simple_stats"]
