@@ -58,8 +58,11 @@ $(MIN_VENV)/.installed: pyproject.toml constraints-min.txt
 	$(MIN_VENV)/bin/python -m pip install --quiet -c constraints-min.txt -e '.[test]'
 	touch $@
 
+# mypy's verdict depends on the annotations of the installed numpy / pyarrow / pyspark: it is checked on the
+# pinned versions (`make test`), not on the floors.
 test-min: $(MIN_VENV)/.installed interop-setup
-	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python $(MIN_VENV)/bin/python -m pytest -q tests
+	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python $(MIN_VENV)/bin/python -m pytest -q tests \
+	  --deselect tests/test_typecheck.py::test_mypy_is_clean
 
 # The benchmark's own peers (deltalake) and chart (matplotlib) come with the `bench` extra.
 $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml constraints.txt

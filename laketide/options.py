@@ -718,7 +718,7 @@ class CoreOptions:
         """Target data file size in bytes; the default depends on the table kind, as in Java."""
         explicit = self.get(self.TARGET_FILE_SIZE)
         if explicit is not None:
-            return explicit
+            return cast(int, explicit)
         return (128 << 20) if has_primary_key else (256 << 20)
 
     def stats_mode(self, field_name: str) -> str:

@@ -190,7 +190,11 @@ class FileSystemCatalog(Catalog):
         return Table(name=str(ident), path=path, file_io=self.file_io, schema=table_schema)
 
     def _schema_landed(self, manager: SchemaManager, schema: TableSchema, error: FileIOError) -> str:
-        """Whose schema-0 is there after a failed write: "ours", "theirs", "absent" or "unknown"."""
+        """Whose schema-0 is there after a failed write: "ours", "theirs", "absent" or "unknown".
+
+        "ours" means byte-identical to what this create wrote (a concurrent create of the very same schema in the
+        same millisecond is indistinguishable, and the table is then exactly the one asked for).
+        """
         schema_path = manager.schema_path(schema.id)
         try:
             there = self.file_io.read_bytes(schema_path)

@@ -63,7 +63,8 @@ class View:
         return json.dumps(d, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return json.loads(self.to_json())
+        out: dict[str, Any] = json.loads(self.to_json())
+        return out
 
     @classmethod
     def from_json(cls, text: str | Mapping[str, Any], *, what: str = "view") -> View:

@@ -11,7 +11,10 @@ import datetime as _dt
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from laketide.cli.args import column_list, duration_ms, parse_partition
 from laketide.cli.config import WAREHOUSE_ENV, catalog_from_args, parse_pairs, read_config
@@ -150,7 +153,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 # -- helpers -----------------------------------------------------------------------------------------------------
 
-def _table(args: argparse.Namespace):  # noqa: ANN202
+def _table(args: argparse.Namespace) -> Any:
     from laketide.table.table import Table
 
     t = catalog_from_args(args).table(args.table)
@@ -207,7 +210,7 @@ def _read(args: argparse.Namespace) -> None:
     Output(as_json=args.json).table(data)
 
 
-def _first_rows(scan: Any, limit: int):  # noqa: ANN202
+def _first_rows(scan: Any, limit: int) -> pa.Table:
     """Stop reading once ``limit`` rows are in: ``head`` of a large table reads one split, not all."""
     import pyarrow as pa
 
@@ -241,7 +244,7 @@ def _history(args: argparse.Namespace) -> None:
     Output(as_json=args.json).table(snaps)
 
 
-def _files_of(args: argparse.Namespace):  # noqa: ANN202
+def _files_of(args: argparse.Namespace) -> pa.Table:
     from laketide.inspect.metadata import files_table, live_files, resolve_snapshot
 
     t = _table(args)

@@ -11,6 +11,7 @@ import pyarrow as pa
 from laketide.cli.progress import ImportProgress, import_progress
 from laketide.exceptions import CommitStateUnknownError, InvalidOptionError, LaketideError
 from laketide.table.table import Table
+from laketide.write.table_write import TableWrite
 
 __all__ = ["ImportResult", "import_files"]
 
@@ -86,7 +87,7 @@ def import_files(
     return ImportResult(snapshot_id=sid, files=len(paths), rows=rows, bytes=sum(sizes))
 
 
-def _write_file(w, path: str, fmt: str, schema: pa.Schema, bar: ImportProgress) -> int:  # noqa: ANN001
+def _write_file(w: TableWrite, path: str, fmt: str, schema: pa.Schema, bar: ImportProgress) -> int:
     rows = 0
     try:
         for batch in _batches(path, fmt, schema):

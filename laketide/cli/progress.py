@@ -5,7 +5,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from rich.console import Console  # rich is imported lazily at run time
 
 __all__ = ["ImportProgress", "import_progress", "spinner"]
 
@@ -19,7 +22,7 @@ class _Silent:
         return None
 
 
-def _terminal_console():  # noqa: ANN202 - rich is imported lazily
+def _terminal_console() -> Console | None:
     from rich.console import Console
 
     console = Console(file=sys.stderr)

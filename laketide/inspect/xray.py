@@ -75,7 +75,7 @@ class TableXRay:
 
 
 def vars_of(p: SnapshotPoint) -> dict[str, Any]:
-    return {k: getattr(p, k) for k in p.__slots__}  # type: ignore[attr-defined]
+    return {k: getattr(p, k) for k in p.__slots__}
 
 
 def _file_json(f: FileRow) -> dict[str, Any]:

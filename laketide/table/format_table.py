@@ -57,7 +57,7 @@ def _is_hex(s: str) -> bool:
 
 
 def _textual_in_json(t: pa.DataType) -> bool:
-    return pa.types.is_temporal(t) or pa.types.is_decimal(t)
+    return bool(pa.types.is_temporal(t) or pa.types.is_decimal(t))
 
 
 def _hidden(name: str) -> bool:

@@ -24,6 +24,7 @@ from laketide.meta.snapshot import Snapshot
 from laketide.table.expire import list_tags
 
 if TYPE_CHECKING:
+    from laketide.scan.file_scan import FileStoreScan
     from laketide.store import FileStore
 
 __all__ = ["OrphanFilesResult", "remove_orphan_files", "DEFAULT_OLDER_THAN"]
@@ -139,7 +140,7 @@ def _used_names(store: FileStore) -> set[str]:
     return used
 
 
-def _collect(scan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:  # noqa: ANN001
+def _collect(scan: FileStoreScan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:
 
     for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
         if not lst:

@@ -89,8 +89,7 @@ class _RacedFailingFileIO(FailingFileIO):
 
     def _gate(self, op: str, path: str, *, mutating: bool) -> object:
         if op == "atomic-write" and self.budget > 0 and not self.other.table_exists("db.t"):
-            # Another definition (a comment): created in the same millisecond, an identical schema-0 would be
-            # byte for byte ours, and nothing could tell the two apart.
+            # Their schema differs (a comment): a byte-identical schema-0 would count as this create's own.
             self.other.create_table("db.t", SCHEMA, comment="theirs").write(ROWS)
         return super()._gate(op, path, mutating=mutating)
 
