@@ -506,6 +506,12 @@ class CoreOptions:
         enum_class=ChangelogProducer,
     )
     DELETION_VECTORS_ENABLED = _option("deletion-vectors.enabled", _B, False, "Write deletion vectors.")
+    DELETION_VECTORS_BITMAP64 = _option(
+        "deletion-vectors.bitmap64", _B, False, "Write 64-bit (Iceberg-compatible) deletion vectors."
+    )
+    DELETION_VECTORS_MODIFIABLE = _option(
+        "deletion-vectors.modifiable", _B, False, "Allow an alter to switch deletion vectors on or off."
+    )
     DYNAMIC_BUCKET_TARGET_ROW_NUM = _option(
         "dynamic-bucket.target-row-num", _L, 2_000_000, "Rows per bucket in dynamic bucket mode.", check=_at_least(1)
     )
@@ -675,6 +681,8 @@ class CoreOptions:
     cross_partition_upsert_index_ttl: _Value[int | None] = _Value(CROSS_PARTITION_UPSERT_INDEX_TTL)
     changelog_producer: _Value[ChangelogProducer] = _Value(CHANGELOG_PRODUCER)
     deletion_vectors_enabled: _Value[bool] = _Value(DELETION_VECTORS_ENABLED)
+    deletion_vectors_bitmap64: _Value[bool] = _Value(DELETION_VECTORS_BITMAP64)
+    deletion_vectors_modifiable: _Value[bool] = _Value(DELETION_VECTORS_MODIFIABLE)
     dynamic_bucket_target_row_num: _Value[int] = _Value(DYNAMIC_BUCKET_TARGET_ROW_NUM)
     dynamic_bucket_initial_buckets: _Value[int | None] = _Value(DYNAMIC_BUCKET_INITIAL_BUCKETS)
     file_index_in_manifest_threshold: _Value[int] = _Value(FILE_INDEX_IN_MANIFEST_THRESHOLD)

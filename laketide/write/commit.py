@@ -142,7 +142,8 @@ class FileStoreCommit:
                           total_buckets=m.total_buckets, file=f)
             for m in messages for f in m.compact_after
         ]
-        self._index_changes = index_changes(messages)  # hash indexes / DVs: applied by _try_commit
+        self._index_changes = index_changes(messages)  # hash indexes: applied by the APPEND / OVERWRITE snapshot
+        self._compact_index_changes = index_changes(messages, compact=True)  # DVs: by the COMPACT snapshot
         bases = {m.key_index_base for m in messages if m.key_index_base is not None}
         self._key_index_base = min(bases, key=lambda b: b.snapshot_id or 0) if bases else None
         if self._key_index_base is not None:
@@ -354,7 +355,9 @@ class FileStoreCommit:
                 changelog_manifest_list=None,
                 index_manifest=next_index_manifest(
                     file_io=self.file_io, table_path=self.table_path, schema=self.schema, latest=latest, scan=scan,
-                    changes=getattr(self, "_index_changes", ()), delta=delta, kind=kind, table_name=self.table_name,
+                    changes=getattr(self, "_compact_index_changes" if kind is CommitKind.COMPACT else "_index_changes",
+                                    ()),
+                    delta=delta, kind=kind, table_name=self.table_name,
                 ),
                 commit_user=self.commit_user,
                 commit_identifier=identifier,

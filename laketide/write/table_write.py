@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from laketide.exceptions import SchemaError, UnsupportedFeatureError
 from laketide.format import file_format
+from laketide.index.dv_maintainer import IndexFileChanges
 from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.commit_message import CommitMessage, KeyIndexBase, WriteOrigin
@@ -77,6 +78,13 @@ class _Compacting(Protocol):
 
     def prepare_commit(self, *, full_compaction: bool = False) -> list[DataFileMeta]: ...
     def drain_compaction(self) -> tuple[tuple[DataFileMeta, ...], tuple[DataFileMeta, ...]]: ...
+
+
+@runtime_checkable
+class _IndexMaintaining(Protocol):
+    """A bucket writer that maintains index files of its own (deletion vectors), written at prepare_commit."""
+
+    def drain_index_files(self) -> IndexFileChanges: ...
 
 
 @dataclass(slots=True)
@@ -351,12 +359,14 @@ class TableWrite:
         for (key, w), files in zip(items, flushed):
             before, after = w.drain_compaction() if isinstance(w, _Compacting) else ((), ())
             new_index, old_index = indexes.pop((key.partition, key.bucket), (None, None))
-            if files or before or after or new_index is not None:
+            own = w.drain_index_files() if isinstance(w, _IndexMaintaining) else IndexFileChanges()
+            if files or before or after or new_index is not None or not own.is_empty():
                 messages.append(
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
                                   new_files=tuple(files), compact_before=before, compact_after=after,
                                   new_index_files=() if new_index is None else (new_index,),
                                   deleted_index_files=() if old_index is None else (old_index,),
+                                  compact_new_index_files=own.new, compact_deleted_index_files=own.deleted,
                                   key_index_base=self.key_index_base, origin=origin)
                 )
         # Files of the next round are written after this point: no snapshot up to the current latest holds them.

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from laketide.index.dv_maintainer import IndexFileChanges
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter, run_compact_unit
 from laketide.mergetree.compaction.universal import (
@@ -52,7 +53,7 @@ class CompactionSettings:
     run_trigger: int
     optimization_interval_ms: int | None
     force_level0: bool  # level 0 is invisible to readers: compact it away at every commit
-    full_only: bool  # deletion vectors are not maintained: only a full compaction leaves one visible run
+    deletion_vectors: bool  # old rows are deleted by vector: retractions can go at any output level
     full_delta_commits: int | None
 
     @staticmethod
@@ -74,7 +75,7 @@ class CompactionSettings:
             run_trigger=options.num_sorted_run_compaction_trigger,
             optimization_interval_ms=options.compaction_optimization_interval,
             force_level0=lookup or dv,
-            full_only=dv,
+            deletion_vectors=dv,
             full_delta_commits=options.full_compaction_delta_commits,
         )
 
@@ -121,10 +122,13 @@ class MergeTreeCompactManager:
     def pick(self, *, full: bool) -> CompactUnit | None:
         runs = self.levels.level_sorted_runs()
         n = self.levels.number_of_levels
-        if full or (self.settings.full_only and self.levels.level0):
-            return pick_full_compaction(n, runs)
-        if self.settings.full_only:
-            return None
+        if full:
+            unit = pick_full_compaction(n, runs)
+            if unit is None and self.settings.deletion_vectors:
+                # One top-level run already: still fold in its deletion vectors (Java's pickFullCompaction).
+                with_vectors = tuple(f for f in self.levels.all_files() if self.rewriter.must_rewrite(f))
+                unit = CompactUnit(n - 1, with_vectors) if with_vectors else None
+            return unit
         unit = self.strategy.pick(n, runs)
         if unit is None or not unit.files:
             return None
@@ -138,12 +142,16 @@ class MergeTreeCompactManager:
         if unit is None:
             return None
         # Retractions may go only when nothing older can remain below the output.
-        drop_delete = unit.output_level != 0 and unit.output_level >= self.levels.non_empty_highest_level()
+        drop_delete = unit.output_level != 0 and (
+            self.settings.deletion_vectors or unit.output_level >= self.levels.non_empty_highest_level()
+        )
         result = run_compact_unit(
             unit, rewriter=self.rewriter, key_range=self.levels.key_range,
             min_file_size=self.settings.min_file_size, drop_delete=drop_delete, max_level=self.levels.max_level,
         )
         self.levels.update(result.before, result.after)
+        kept = {f.file_name for f in result.after}
+        self.rewriter.files_replaced([f.file_name for f in result.before if f.file_name not in kept])
         return result
 
 
@@ -154,6 +162,8 @@ class CompactingMergeTreeWriter:
     writer: MergeTreeWriter
     manager: MergeTreeCompactManager
     delete_file: Callable[[DataFileMeta], None]
+    # Writes the bucket's changed index files (deletion vectors) at prepare_commit; None: the bucket has none.
+    write_index: Callable[[], IndexFileChanges] | None = None
     _compact_before: dict[str, DataFileMeta] = field(default_factory=dict)
     _compact_after: list[DataFileMeta] = field(default_factory=list)
     _commits: int = 0
@@ -196,6 +206,10 @@ class CompactingMergeTreeWriter:
         self._compact_before.clear()
         self._compact_after.clear()
         return before, after
+
+    def drain_index_files(self) -> IndexFileChanges:
+        """The index files written for this commit (new ones and the ones they replace)."""
+        return self.write_index() if self.write_index is not None else IndexFileChanges()
 
     def abort(self) -> None:
         self.writer.abort()

@@ -58,6 +58,16 @@ class KeyValueRewriter:
     kv_schema: pa.Schema
     sort: SortMergeSettings  # how many runs are read directly, how much a merge may hold
 
+    def must_rewrite(self, f: DataFileMeta) -> bool:
+        """Whether ``f`` is rewritten even where it could only be upgraded (deletion vectors: see there)."""
+        return False
+
+    def files_replaced(self, names: Sequence[str]) -> None:
+        """Files that left the bucket after a compaction (what the rewriter keeps per file can go)."""
+
+    def close(self) -> None:
+        """Release local resources (lookup files)."""
+
     def rewrite(
         self, output_level: int, *, drop_delete: bool, sections: Sequence[Sequence[Sequence[DataFileMeta]]]
     ) -> CompactResult:
@@ -111,7 +121,7 @@ def run_compact_unit(
     candidate: list[list[list[DataFileMeta]]] = []
 
     def upgrade(f: DataFileMeta) -> CompactResult:
-        if out == max_level and _may_hold_deletes(f):
+        if (out == max_level and _may_hold_deletes(f)) or rewriter.must_rewrite(f):
             # The top level must not keep retractions: nothing below could use them.
             return rewriter.rewrite(out, drop_delete=drop_delete, sections=[[[f]]])
         if f.level != out:
