@@ -261,7 +261,8 @@ class FileStorePathFactory:
 
     def new_file_names(self) -> TablePaths:
         """Fresh names for one writer's new files (its own uuid and counters)."""
-        return TablePaths(self.table_path, data_file_prefix=self.data_file_prefix)
+        return TablePaths(self.table_path, data_file_prefix=self.data_file_prefix,
+                          changelog_file_prefix=self.changelog_file_prefix)
 
 
 class _DataFileLike(Protocol):
@@ -279,6 +280,7 @@ class TablePaths:
 
     table_path: str
     data_file_prefix: str = "data-"
+    changelog_file_prefix: str = "changelog-"
     _uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     _counters: dict[str, itertools.count[int]] = field(default_factory=dict)
 
@@ -311,3 +313,7 @@ class TablePaths:
 
     def new_data_file_name(self, extension: str) -> str:
         return f"{self.data_file_prefix}{self._uuid}-{self._next('data')}.{extension}"
+
+    def new_changelog_file_name(self, extension: str) -> str:
+        # Java's DataFilePathFactory numbers data and changelog files with one counter.
+        return f"{self.changelog_file_prefix}{self._uuid}-{self._next('data')}.{extension}"

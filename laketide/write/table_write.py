@@ -13,7 +13,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -32,7 +32,7 @@ from laketide.meta.snapshot_manager import SnapshotManager
 from laketide.io.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
 from laketide.mergetree.engines import check_writable, merge_function_for
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.options import CoreOptions, check_write_options
+from laketide.options import ChangelogProducer, CoreOptions, check_write_options
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import (
@@ -78,6 +78,13 @@ class _Compacting(Protocol):
 
     def prepare_commit(self, *, full_compaction: bool = False) -> list[DataFileMeta]: ...
     def drain_compaction(self) -> tuple[tuple[DataFileMeta, ...], tuple[DataFileMeta, ...]]: ...
+
+
+@runtime_checkable
+class _ChangelogProducing(Protocol):
+    """A bucket writer that writes changelog files (changelog-producer = input)."""
+
+    def drain_changelog(self) -> list[DataFileMeta]: ...
 
 
 @runtime_checkable
@@ -360,10 +367,12 @@ class TableWrite:
             before, after = w.drain_compaction() if isinstance(w, _Compacting) else ((), ())
             new_index, old_index = indexes.pop((key.partition, key.bucket), (None, None))
             own = w.drain_index_files() if isinstance(w, _IndexMaintaining) else IndexFileChanges()
-            if files or before or after or new_index is not None or not own.is_empty():
+            changelog = w.drain_changelog() if isinstance(w, _ChangelogProducing) else []
+            if files or changelog or before or after or new_index is not None or not own.is_empty():
                 messages.append(
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
-                                  new_files=tuple(files), compact_before=before, compact_after=after,
+                                  new_files=tuple(files), changelog_files=tuple(changelog),
+                                  compact_before=before, compact_after=after,
                                   new_index_files=() if new_index is None else (new_index,),
                                   deleted_index_files=() if old_index is None else (old_index,),
                                   compact_new_index_files=own.new, compact_deleted_index_files=own.deleted,
@@ -414,6 +423,8 @@ class TableWrite:
                 kv_schema=self.kv_schema,
                 value_names=tuple(self.arrow_schema.names),
                 next_sequence_number=next_seq,
+                changelog_writer=(replace(files, changelog=True, written=[], written_paths=[])
+                                  if self.options.changelog_producer is ChangelogProducer.INPUT else None),
             )
             w: _BucketWriter = self._wrap_writer(part_bytes, bucket, lsm) if self._wrap_writer else lsm
         else:

@@ -25,7 +25,7 @@ from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
 from laketide.io.kv import kv_schema
-from laketide.options import CoreOptions, MergeEngine, check_write_options, unsupported_write_options, warn_unknown_options
+from laketide.options import ChangelogProducer, CoreOptions, MergeEngine, check_write_options, unsupported_write_options, warn_unknown_options
 from laketide.schema.table_schema import TableSchema
 from laketide.types import ArrayType, DataType, MapType, MultisetType, RowType, to_arrow_schema
 
@@ -50,6 +50,7 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_fields(schema, options, table_name)
     _check_retention(options, table_name)
     _check_deletion_vectors(options, table_name, previous)
+    _check_changelog_producer(schema, options, table_name)
     try:
         check_engine_options(schema)
     except InvalidOptionError as e:
@@ -157,6 +158,15 @@ def _check_fields(schema: TableSchema, options: CoreOptions, table_name: str) ->
         raise InvalidOptionError(
             f"Table {table_name}: option 'rowkind.field' names column {rowkind!r}, which does not exist; "
             f"columns are {names}"
+        )
+
+
+def _check_changelog_producer(schema: TableSchema, options: CoreOptions, table_name: str) -> None:
+    # Paimon: SchemaValidation ("Can not set changelog-producer on table without primary keys")
+    if options.changelog_producer is not ChangelogProducer.NONE and not schema.primary_keys:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'changelog-producer' = '{options.changelog_producer.value}' needs a primary key; "
+            f"an append table's files are its changelog already"
         )
 
 

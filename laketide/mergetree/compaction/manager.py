@@ -207,6 +207,9 @@ class CompactingMergeTreeWriter:
         self._compact_after.clear()
         return before, after
 
+    def drain_changelog(self) -> list[DataFileMeta]:
+        return self.writer.drain_changelog()
+
     def drain_index_files(self) -> IndexFileChanges:
         """The index files written for this commit (new ones and the ones they replace)."""
         return self.write_index() if self.write_index is not None else IndexFileChanges()
