@@ -91,3 +91,14 @@ def test_laketide_writes_on_a_copy_of_pk_with_bitmap_dv(java_table, pypaimon) ->
     assert _by_key(t.read(), ["key"]) == expected
     theirs = pypaimon.read(warehouse, "pk_with_bitmap_dv.pk_with_bitmap_dv").select(schema.names).cast(schema)
     assert _by_key(theirs, ["key"]) == expected
+
+
+def test_pypaimon_reads_a_table_with_input_changelog(catalog, warehouse, pypaimon) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.cl", SCHEMA, primary_key=["id", "dt"], options={
+        "bucket": "2", "changelog-producer": "input"})
+    t.write(_batch(range(0, 30), "d1", "a"))
+    t.write(_batch(range(20, 40), "d1", "b"))
+    assert t.latest_snapshot().changelog_manifest_list
+    ours = _by_key(t.read(), ["id", "dt"])
+    theirs = pypaimon.read(warehouse, "db.cl").select(SCHEMA.names).cast(SCHEMA)
+    assert _by_key(theirs, ["id", "dt"]) == ours

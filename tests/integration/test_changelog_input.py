@@ -141,3 +141,32 @@ def test_changelog_producer_on_an_append_table_is_refused(catalog, tmp_path) -> 
     with pytest.raises(InvalidOptionError, match="primary key"):
         t.alter(SetOption("changelog-producer", "input"))
     assert t.schema.id == 0
+
+
+# -- audit_log / binlog ------------------------------------------------------------------------------------------
+
+def test_binlog_pairs_before_and_after_images(catalog) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.t", SCHEMA, primary_key=["k"], options={
+        "bucket": "1", "changelog-producer": "input", "rowkind.field": "op"})
+    t.write(_rows([(1, "a", "+I"), (2, "b", "+I")]))
+    t.write(_rows([(1, "a", "-U"), (1, "A", "+U"), (2, "b", "-D"), (3, "c", "+I")]))
+    got = t.read_changes(1, binlog=True, columns=["k", "v"])
+    assert got.schema.field("v").type == pa.list_(pa.string())
+    assert sorted(got.to_pylist(), key=lambda r: (r["k"], r["rowkind"])) == [
+        {"rowkind": "+U", "k": [1, 1], "v": ["a", "A"]},
+        {"rowkind": "-D", "k": [2], "v": ["b"]},
+        {"rowkind": "+I", "k": [3], "v": ["c"]},
+    ]
+    audit = catalog.table("db.t$audit_log").read(columns=["rowkind", "k", "v"])
+    assert sorted(audit.to_pylist(), key=lambda r: r["k"]) == [
+        {"rowkind": "+I", "k": 1, "v": "A"}, {"rowkind": "+I", "k": 3, "v": "c"}]
+    binlog = catalog.table("db.t$binlog").read(columns=["rowkind", "k", "v"])
+    assert sorted(binlog.to_pylist(), key=lambda r: r["k"]) == [
+        {"rowkind": "+I", "k": [1], "v": ["A"]}, {"rowkind": "+I", "k": [3], "v": ["c"]}]
+
+
+def test_binlog_needs_the_key_columns(catalog) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.t", SCHEMA, primary_key=["k"], options={"bucket": "1", "changelog-producer": "input"})
+    t.write(_rows([(1, "a", "+I")]))
+    with pytest.raises(InvalidOptionError, match="primary key"):
+        t.read_changes(0, binlog=True, columns=["v"])
