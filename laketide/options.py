@@ -509,6 +509,15 @@ class CoreOptions:
     DELETION_VECTORS_BITMAP64 = _option(
         "deletion-vectors.bitmap64", _B, False, "Write 64-bit (Iceberg-compatible) deletion vectors."
     )
+    CHANGELOG_PRODUCER_ROW_DEDUPLICATE = _option(
+        "changelog-producer.row-deduplicate", _B, False,
+        "Lookup changelog: emit no -U / +U pair when the value did not change.",
+    )
+    CHANGELOG_PRODUCER_LOOKUP_WAIT = _option(
+        "changelog-producer.lookup-wait", _B, True,
+        "Lookup changelog: the commit waits for the compaction that produces it (laketide compacts synchronously, "
+        "so it always does).", fallback_keys=("lookup-wait",),
+    )
     DELETION_VECTORS_MODIFIABLE = _option(
         "deletion-vectors.modifiable", _B, False, "Allow an alter to switch deletion vectors on or off."
     )
@@ -683,6 +692,8 @@ class CoreOptions:
     deletion_vectors_enabled: _Value[bool] = _Value(DELETION_VECTORS_ENABLED)
     deletion_vectors_bitmap64: _Value[bool] = _Value(DELETION_VECTORS_BITMAP64)
     deletion_vectors_modifiable: _Value[bool] = _Value(DELETION_VECTORS_MODIFIABLE)
+    changelog_producer_row_deduplicate: _Value[bool] = _Value(CHANGELOG_PRODUCER_ROW_DEDUPLICATE)
+    changelog_producer_lookup_wait: _Value[bool] = _Value(CHANGELOG_PRODUCER_LOOKUP_WAIT)
     dynamic_bucket_target_row_num: _Value[int] = _Value(DYNAMIC_BUCKET_TARGET_ROW_NUM)
     dynamic_bucket_initial_buckets: _Value[int | None] = _Value(DYNAMIC_BUCKET_INITIAL_BUCKETS)
     file_index_in_manifest_threshold: _Value[int] = _Value(FILE_INDEX_IN_MANIFEST_THRESHOLD)
@@ -787,7 +798,7 @@ class UnsupportedOption:
         return re.fullmatch(pattern, key) is not None
 
 
-_NO_CHANGELOG = "laketide produces changelog files with 'none' or 'input' only"
+_NO_CHANGELOG = "laketide produces changelog files with 'none', 'input' or 'lookup' only"
 _NO_FILE_INDEX = "laketide writes no file indexes"
 
 # One entry per key (or key pattern). Options that only tune how work is done (buffers, spilling, parallelism,
@@ -821,8 +832,8 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide writes data files in the bucket directories of the table"),
     UnsupportedOption(key="partition.legacy-name", example="false", unsupported=_false,
                       reason="laketide names partition directories the legacy way (Java's toString)"),
-    UnsupportedOption(key="changelog-producer", example="lookup", unsupported=_other_than("none", "input"),
-                      reason=_NO_CHANGELOG),
+    UnsupportedOption(key="changelog-producer", example="full-compaction",
+                      unsupported=_other_than("none", "input", "lookup"), reason=_NO_CHANGELOG),
     UnsupportedOption(key="file-index.*.columns", example="id", reason=_NO_FILE_INDEX),
     UnsupportedOption(key="ignore-update-before", example="true", unsupported=_true,
                       reason="laketide does not drop -U rows on write"),

@@ -123,11 +123,13 @@ class LookupLevels:
         start_level: int,
         skip: set[str],
         deleted_mask: Callable[[str, int], np.ndarray | None],
+        first_only: bool = True,
     ) -> LookupResult:
         """The live rows of ``keys`` (distinct, key columns) in levels ``start_level`` and up.
 
         ``skip``: file names not to look in (the files being compacted); ``deleted_mask``: a file's deleted
-        positions (its deletion vector, as the caller maintains it).
+        positions (its deletion vector, as the caller maintains it); ``first_only``: a key found at one level is
+        not looked up in the levels above (else every version of it is returned).
         """
         positions: dict[str, np.ndarray] = {}
         found: list[pa.Table] = []
@@ -162,7 +164,7 @@ class LookupLevels:
                 rows = local.take(pa.array(pos))
                 found.append(rows)
                 hit_parts.append(self._join_keys(rows))
-            if hit_parts:
+            if hit_parts and first_only:
                 hits = pa.concat_tables(hit_parts)
                 probe = self._join_keys(remaining).append_column(_POSITION, pa.array(np.arange(remaining.num_rows)))
                 left = probe.join(hits, keys=names, join_type="left anti")

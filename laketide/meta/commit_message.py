@@ -55,6 +55,8 @@ class CommitMessage:
     # Index files a compaction changed (deletion vectors): they apply with the COMPACT snapshot, not the APPEND one.
     compact_new_index_files: tuple[IndexFileMeta, ...] = ()
     compact_deleted_index_files: tuple[IndexFileMeta, ...] = ()
+    # Changelog files a compaction produced (changelog-producer = lookup): listed by the COMPACT snapshot.
+    compact_changelog_files: tuple[DataFileMeta, ...] = ()
     key_index_base: KeyIndexBase | None = None  # cross-partition upsert only
     origin: WriteOrigin | None = None  # None: unknown (messages built by hand, or pickled by an older laketide)
 
@@ -73,4 +75,5 @@ class CommitMessage:
     @property
     def compact_index_files_changed(self) -> bool:
         # A message pickled by an older laketide has no such slots.
-        return bool(getattr(self, "compact_new_index_files", ()) or getattr(self, "compact_deleted_index_files", ()))
+        return bool(getattr(self, "compact_new_index_files", ()) or getattr(self, "compact_deleted_index_files", ())
+                    or getattr(self, "compact_changelog_files", ()))

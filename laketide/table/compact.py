@@ -27,7 +27,9 @@ from laketide.index.deletion_vectors import DELETION_VECTORS_INDEX, DeletionVect
 from laketide.index.dv_maintainer import BucketDeletionVectors, IndexFileChanges
 from laketide.meta.manifest import DataFileMeta, FileSource, IndexFileMeta, ManifestEntry
 from laketide.mergetree.compaction.dv_rewrite import DeletionVectorRewriter
+from laketide.mergetree.compaction.lookup_changelog import LookupChangelog
 from laketide.mergetree.lookup import LookupLevels
+from laketide.options import ChangelogProducer, MergeEngine
 from laketide.mergetree.compaction.append import AppendCompactSettings, pack_unaware, pick_bucketed
 from laketide.mergetree.compaction.manager import (
     CompactingMergeTreeWriter,
@@ -159,16 +161,41 @@ def _manager(
     read = _kv_reader(table, bucket_dir)
     levels = Levels(files, num_levels=settings.num_levels, key_of=_key_decoder(tw))
     new_writer, sort = _output_writer(template), SortMergeSettings.from_options(table.options)
+    options = table.options
+    producer = options.changelog_producer is ChangelogProducer.LOOKUP
+    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read)
+              if vectors is not None or producer else None)
     rewriter: KeyValueRewriter
-    if vectors is not None:
-        lookup = LookupLevels(levels, key_names=merge.spec.key_names, read_file=read)
+    if vectors is not None and lookup is not None:
         rewriter = DeletionVectorRewriter(read_file=read, new_writer=new_writer, merge=merge, kv_schema=tw.kv_schema,
                                           sort=sort, vectors=vectors, lookup=lookup)
     else:
         rewriter = KeyValueRewriter(read_file=read, new_writer=new_writer, merge=merge, kv_schema=tw.kv_schema,
-                                    sort=sort)
+                                    sort=sort, lookup=lookup)
+    changelog = None
+    if producer and lookup is not None:
+        changelog = LookupChangelog(
+            read_file=read, merge=merge, kv_schema=tw.kv_schema, lookup=lookup,
+            deleted_mask=vectors.deleted_mask if vectors is not None else _nothing_deleted,
+            new_writer=_changelog_writer(template), delete_file=_deleter(table, bucket_dir),
+            first_row=options.merge_engine is MergeEngine.FIRST_ROW,
+            row_deduplicate=options.changelog_producer_row_deduplicate,
+        )
     return MergeTreeCompactManager(levels, strategy=strategy_for(settings, files), rewriter=rewriter,
-                                   settings=settings)
+                                   settings=settings, changelog=changelog)
+
+
+def _nothing_deleted(file_name: str, num_rows: int) -> None:
+    return None
+
+
+def _changelog_writer(template: RollingFileWriter) -> Callable[[int], RollingFileWriter]:
+    new = _output_writer(template)
+
+    def changelog(level: int) -> RollingFileWriter:
+        return replace(new(level), changelog=True)
+
+    return changelog
 
 
 def _index_writer(table: Table, tw: TableWrite, vectors: BucketDeletionVectors) -> Callable[[], IndexFileChanges]:
@@ -361,7 +388,7 @@ def _chain(first: CompactResult, second: CompactResult) -> CompactResult:
     before = first.before + tuple(f for f in second.before if (f.file_name, f.level) not in written)
     gone = {(f.file_name, f.level) for f in second.before}
     after = tuple(f for f in first.after if (f.file_name, f.level) not in gone) + second.after
-    return CompactResult(before, after)
+    return CompactResult(before, after, first.changelog + second.changelog)
 
 
 def _message(
@@ -374,7 +401,8 @@ def _message(
                          base_snapshot_id=task.snapshot_id)
     return CommitMessage(partition=task.partition, bucket=task.bucket, total_buckets=task.total_buckets,
                          compact_before=result.before, compact_after=result.after,
-                         compact_new_index_files=index.new, compact_deleted_index_files=index.deleted, origin=origin)
+                         compact_new_index_files=index.new, compact_deleted_index_files=index.deleted,
+                         compact_changelog_files=result.changelog, origin=origin)
 
 
 def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:

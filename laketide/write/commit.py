@@ -150,6 +150,12 @@ class FileStoreCommit:
                           file=f)
             for m in messages for f in m.changelog_files
         ]
+        # Changelog files of the compactions (changelog-producer = lookup): listed by the COMPACT snapshot.
+        self._compact_changelog = [
+            ManifestEntry(kind=FileKind.ADD, partition=m.partition, bucket=m.bucket, total_buckets=m.total_buckets,
+                          file=f)
+            for m in messages for f in getattr(m, "compact_changelog_files", ())
+        ]
         bases = {m.key_index_base for m in messages if m.key_index_base is not None}
         self._key_index_base = min(bases, key=lambda b: b.snapshot_id or 0) if bases else None
         if self._key_index_base is not None:
@@ -351,7 +357,7 @@ class FileStoreCommit:
             delta_metas = writer.write_manifests(delta)
             delta_name, delta_size = writer.write_manifest_list(delta_metas)
             delta_rows = sum(e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in delta)
-            changelog = getattr(self, "_changelog", []) if kind is not CommitKind.COMPACT else []
+            changelog = getattr(self, "_compact_changelog" if kind is CommitKind.COMPACT else "_changelog", [])
             changelog_name, changelog_size = (
                 writer.write_manifest_list(writer.write_manifests(changelog)) if changelog else (None, None)
             )

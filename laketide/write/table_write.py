@@ -88,6 +88,13 @@ class _ChangelogProducing(Protocol):
 
 
 @runtime_checkable
+class _CompactChangelogProducing(Protocol):
+    """A bucket writer whose compactions produce changelog files (changelog-producer = lookup)."""
+
+    def drain_compact_changelog(self) -> list[DataFileMeta]: ...
+
+
+@runtime_checkable
 class _IndexMaintaining(Protocol):
     """A bucket writer that maintains index files of its own (deletion vectors), written at prepare_commit."""
 
@@ -368,7 +375,9 @@ class TableWrite:
             new_index, old_index = indexes.pop((key.partition, key.bucket), (None, None))
             own = w.drain_index_files() if isinstance(w, _IndexMaintaining) else IndexFileChanges()
             changelog = w.drain_changelog() if isinstance(w, _ChangelogProducing) else []
-            if files or changelog or before or after or new_index is not None or not own.is_empty():
+            compact_changelog = w.drain_compact_changelog() if isinstance(w, _CompactChangelogProducing) else []
+            if (files or changelog or compact_changelog or before or after or new_index is not None
+                    or not own.is_empty()):
                 messages.append(
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
                                   new_files=tuple(files), changelog_files=tuple(changelog),
@@ -376,6 +385,7 @@ class TableWrite:
                                   new_index_files=() if new_index is None else (new_index,),
                                   deleted_index_files=() if old_index is None else (old_index,),
                                   compact_new_index_files=own.new, compact_deleted_index_files=own.deleted,
+                                  compact_changelog_files=tuple(compact_changelog),
                                   key_index_base=self.key_index_base, origin=origin)
                 )
         # Files of the next round are written after this point: no snapshot up to the current latest holds them.

@@ -120,7 +120,7 @@ def test_expiring_snapshots_deletes_their_changelog_files(catalog) -> None:  # n
 # -- bad input ---------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("producer, error", [
-    ("lookup", UnsupportedOptionError), ("full-compaction", UnsupportedOptionError), ("sometimes", InvalidOptionError)])
+    ("full-compaction", UnsupportedOptionError), ("sometimes", InvalidOptionError)])
 def test_producers_laketide_cannot_write_are_refused(catalog, tmp_path, producer: str, error: type) -> None:  # noqa: ANN001
     before = tree(tmp_path)
     with pytest.raises(error, match="changelog-producer"):
@@ -136,6 +136,8 @@ def test_changelog_producer_on_an_append_table_is_refused(catalog, tmp_path) -> 
     before = tree(tmp_path)
     with pytest.raises(InvalidOptionError, match="primary key"):
         catalog.create_table("db.bad", SCHEMA, options={"changelog-producer": "input"})
+    with pytest.raises(InvalidOptionError, match="primary key"):
+        catalog.create_table("db.bad", SCHEMA, options={"changelog-producer": "lookup"})
     assert tree(tmp_path) == before
     t = catalog.create_table("db.app", SCHEMA)
     with pytest.raises(InvalidOptionError, match="primary key"):

@@ -19,14 +19,13 @@ vector branch), MergeTreeCompactManager (dropDelete with a DV maintainer)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
 from laketide.index.dv_maintainer import BucketDeletionVectors
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter
-from laketide.mergetree.lookup import LookupLevels
 from laketide.mergetree.merge import drop_retracts, merge_order
 from laketide.mergetree.sort_merge import RunSource, merge_sorted_runs, reader_memory
 
@@ -39,8 +38,7 @@ _KEY_BATCH_ROWS = 65536
 class DeletionVectorRewriter(KeyValueRewriter):
     """A :class:`KeyValueRewriter` that maintains the bucket's deletion vectors through lookups."""
 
-    vectors: BucketDeletionVectors
-    lookup: LookupLevels
+    vectors: BucketDeletionVectors = field(default_factory=lambda: BucketDeletionVectors({}))
 
     def rewrite(
         self, output_level: int, *, drop_delete: bool, sections: Sequence[Sequence[Sequence[DataFileMeta]]]
@@ -78,10 +76,7 @@ class DeletionVectorRewriter(KeyValueRewriter):
     def files_replaced(self, names: Sequence[str]) -> None:
         for name in names:
             self.vectors.remove(name)
-            self.lookup.forget(name)
-
-    def close(self) -> None:
-        self.lookup.close()
+        KeyValueRewriter.files_replaced(self, names)
 
     def _reader(self, files: Sequence[DataFileMeta]) -> Callable[[int], Iterator[pa.Table]]:
         def read(batch_rows: int) -> Iterator[pa.Table]:
@@ -116,6 +111,7 @@ class DeletionVectorRewriter(KeyValueRewriter):
         keys = self._level0_keys(section)
         if keys is None:
             return None
+        assert self.lookup is not None, "a deletion-vector rewriter needs the bucket's lookup levels"
         result = self.lookup.lookup(keys, start_level=output_level + 1, skip=skip,
                                     deleted_mask=self.vectors.deleted_mask)
         for name, pos in result.positions.items():

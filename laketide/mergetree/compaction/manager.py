@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from laketide.index.dv_maintainer import IndexFileChanges
 from laketide.meta.manifest import DataFileMeta
+from laketide.mergetree.compaction.lookup_changelog import LookupChangelog
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter, run_compact_unit
 from laketide.mergetree.compaction.universal import (
     CompactStrategy,
@@ -105,12 +106,14 @@ class MergeTreeCompactManager:
     """Picks and runs compactions of one bucket, keeping its :class:`Levels` up to date."""
 
     def __init__(
-        self, levels: Levels, *, strategy: CompactStrategy, rewriter: KeyValueRewriter, settings: CompactionSettings
+        self, levels: Levels, *, strategy: CompactStrategy, rewriter: KeyValueRewriter, settings: CompactionSettings,
+        changelog: LookupChangelog | None = None,
     ) -> None:
         self.levels = levels
         self.strategy = strategy
         self.rewriter = rewriter
         self.settings = settings
+        self.changelog = changelog
 
     def add_new_file(self, f: DataFileMeta) -> None:
         self.levels.add_level0_file(f)
@@ -145,10 +148,18 @@ class MergeTreeCompactManager:
         drop_delete = unit.output_level != 0 and (
             self.settings.deletion_vectors or unit.output_level >= self.levels.non_empty_highest_level()
         )
-        result = run_compact_unit(
-            unit, rewriter=self.rewriter, key_range=self.levels.key_range,
-            min_file_size=self.settings.min_file_size, drop_delete=drop_delete, max_level=self.levels.max_level,
-        )
+        # The changelog compares against the levels as they are before this unit is compacted.
+        changelog = tuple(self.changelog.produce(unit)) if self.changelog is not None else ()
+        try:
+            result = run_compact_unit(
+                unit, rewriter=self.rewriter, key_range=self.levels.key_range,
+                min_file_size=self.settings.min_file_size, drop_delete=drop_delete, max_level=self.levels.max_level,
+            )
+        except BaseException:
+            for f in changelog:
+                self.changelog.delete_file(f)  # type: ignore[union-attr]
+            raise
+        result = CompactResult(result.before, result.after, changelog)
         self.levels.update(result.before, result.after)
         kept = {f.file_name for f in result.after}
         self.rewriter.files_replaced([f.file_name for f in result.before if f.file_name not in kept])
@@ -166,6 +177,7 @@ class CompactingMergeTreeWriter:
     write_index: Callable[[], IndexFileChanges] | None = None
     _compact_before: dict[str, DataFileMeta] = field(default_factory=dict)
     _compact_after: list[DataFileMeta] = field(default_factory=list)
+    _compact_changelog: list[DataFileMeta] = field(default_factory=list)
     _commits: int = 0
 
     def write(self, rows: pa.Table) -> None:
@@ -210,6 +222,12 @@ class CompactingMergeTreeWriter:
     def drain_changelog(self) -> list[DataFileMeta]:
         return self.writer.drain_changelog()
 
+    def drain_compact_changelog(self) -> list[DataFileMeta]:
+        """Changelog files the compactions since the last call produced (changelog-producer = lookup)."""
+        out = list(self._compact_changelog)
+        self._compact_changelog.clear()
+        return out
+
     def drain_index_files(self) -> IndexFileChanges:
         """The index files written for this commit (new ones and the ones they replace)."""
         return self.write_index() if self.write_index is not None else IndexFileChanges()
@@ -219,8 +237,11 @@ class CompactingMergeTreeWriter:
         for f in self._compact_after:
             if f.file_name not in self._compact_before:  # an upgraded file belongs to the table already
                 self.delete_file(f)
+        for f in self._compact_changelog:
+            self.delete_file(f)
         self._compact_before.clear()
         self._compact_after.clear()
+        self._compact_changelog.clear()
 
     def _compact(self, *, full: bool) -> bool:
         result = self.manager.compact(full=full)
@@ -236,4 +257,5 @@ class CompactingMergeTreeWriter:
             else:
                 self._compact_before[f.file_name] = f
         self._compact_after.extend(result.after)
+        self._compact_changelog.extend(result.changelog)
         return True
