@@ -798,7 +798,6 @@ class UnsupportedOption:
         return re.fullmatch(pattern, key) is not None
 
 
-_NO_CHANGELOG = "laketide produces changelog files with 'none', 'input' or 'lookup' only"
 _NO_FILE_INDEX = "laketide writes no file indexes"
 
 # One entry per key (or key pattern). Options that only tune how work is done (buffers, spilling, parallelism,
@@ -832,8 +831,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide writes data files in the bucket directories of the table"),
     UnsupportedOption(key="partition.legacy-name", example="false", unsupported=_false,
                       reason="laketide names partition directories the legacy way (Java's toString)"),
-    UnsupportedOption(key="changelog-producer", example="full-compaction",
-                      unsupported=_other_than("none", "input", "lookup"), reason=_NO_CHANGELOG),
     UnsupportedOption(key="file-index.*.columns", example="id", reason=_NO_FILE_INDEX),
     UnsupportedOption(key="ignore-update-before", example="true", unsupported=_true,
                       reason="laketide does not drop -U rows on write"),

@@ -27,6 +27,7 @@ from laketide.index.deletion_vectors import DELETION_VECTORS_INDEX, DeletionVect
 from laketide.index.dv_maintainer import BucketDeletionVectors, IndexFileChanges
 from laketide.meta.manifest import DataFileMeta, FileSource, IndexFileMeta, ManifestEntry
 from laketide.mergetree.compaction.dv_rewrite import DeletionVectorRewriter
+from laketide.mergetree.compaction.full_changelog import FullCompactionChangelog
 from laketide.mergetree.compaction.lookup_changelog import LookupChangelog
 from laketide.mergetree.lookup import LookupLevels
 from laketide.options import ChangelogProducer, MergeEngine
@@ -181,8 +182,14 @@ def _manager(
             first_row=options.merge_engine is MergeEngine.FIRST_ROW,
             row_deduplicate=options.changelog_producer_row_deduplicate,
         )
+    full_changelog = None
+    if options.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+        full_changelog = FullCompactionChangelog(
+            read_file=read, kv_schema=tw.kv_schema, key_names=merge.spec.key_names, max_level=levels.max_level,
+            new_writer=_changelog_writer(template), row_deduplicate=options.changelog_producer_row_deduplicate,
+        )
     return MergeTreeCompactManager(levels, strategy=strategy_for(settings, files), rewriter=rewriter,
-                                   settings=settings, changelog=changelog)
+                                   settings=settings, changelog=changelog, full_changelog=full_changelog)
 
 
 def _nothing_deleted(file_name: str, num_rows: int) -> None:

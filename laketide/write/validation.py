@@ -172,6 +172,11 @@ def _check_changelog_producer(schema: TableSchema, options: CoreOptions, table_n
 
 def _check_deletion_vectors(options: CoreOptions, table_name: str, previous: TableSchema | None) -> None:
     # Paimon: SchemaValidation#validateForDeletionVectors, SchemaManager#checkAlterTableOption
+    if options.deletion_vectors_enabled and options.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'deletion-vectors.enabled' = 'true' works with 'changelog-producer' none, input or "
+            f"lookup only, not full-compaction"
+        )
     if options.deletion_vectors_enabled and options.merge_engine is MergeEngine.FIRST_ROW:
         raise InvalidOptionError(
             f"Table {table_name}: 'deletion-vectors.enabled' = 'true' does not go with 'merge-engine' = "

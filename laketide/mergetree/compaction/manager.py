@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from laketide.index.dv_maintainer import IndexFileChanges
 from laketide.meta.manifest import DataFileMeta
+from laketide.mergetree.compaction.full_changelog import FullCompactionChangelog
 from laketide.mergetree.compaction.lookup_changelog import LookupChangelog
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter, run_compact_unit
 from laketide.mergetree.compaction.universal import (
@@ -108,12 +109,14 @@ class MergeTreeCompactManager:
     def __init__(
         self, levels: Levels, *, strategy: CompactStrategy, rewriter: KeyValueRewriter, settings: CompactionSettings,
         changelog: LookupChangelog | None = None,
+        full_changelog: FullCompactionChangelog | None = None,
     ) -> None:
         self.levels = levels
         self.strategy = strategy
         self.rewriter = rewriter
         self.settings = settings
         self.changelog = changelog
+        self.full_changelog = full_changelog
 
     def add_new_file(self, f: DataFileMeta) -> None:
         self.levels.add_level0_file(f)
@@ -159,6 +162,8 @@ class MergeTreeCompactManager:
             for f in changelog:
                 self.changelog.delete_file(f)  # type: ignore[union-attr]
             raise
+        if self.full_changelog is not None:
+            changelog += tuple(self.full_changelog.produce(unit, result))
         result = CompactResult(result.before, result.after, changelog)
         self.levels.update(result.before, result.after)
         kept = {f.file_name for f in result.after}
