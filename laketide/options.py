@@ -422,6 +422,17 @@ class CoreOptions:
         "snapshot.num-retained.max", _I, _INT_MAX, "Maximum completed snapshots to retain.", check=_at_least(1)
     )
     SNAPSHOT_TIME_RETAINED = _option("snapshot.time-retained", _DUR, 3_600_000, "Max age of retained snapshots.")
+    CHANGELOG_NUM_RETAINED_MIN = _option(
+        "changelog.num-retained.min", _I, None, "Minimum changelogs to retain (default: snapshot.num-retained.min).",
+        check=_at_least(1),
+    )
+    CHANGELOG_NUM_RETAINED_MAX = _option(
+        "changelog.num-retained.max", _I, None, "Maximum changelogs to retain (default: snapshot.num-retained.max).",
+        check=_at_least(1),
+    )
+    CHANGELOG_TIME_RETAINED = _option(
+        "changelog.time-retained", _DUR, None, "Max age of retained changelogs (default: snapshot.time-retained)."
+    )
     COMMIT_USER_PREFIX = _option("commit.user-prefix", _S, None, "Prefix of generated commit users.")
     COMMIT_MAX_RETRIES = _option("commit.max-retries", _I, 10, "Retries of a failed commit.", check=_at_least(0))
     COMMIT_MIN_RETRY_WAIT = _option("commit.min-retry-wait", _DUR, 10, "Min wait between commit retries.")
@@ -659,6 +670,31 @@ class CoreOptions:
     snapshot_num_retained_min: _Value[int] = _Value(SNAPSHOT_NUM_RETAINED_MIN)
     snapshot_num_retained_max: _Value[int] = _Value(SNAPSHOT_NUM_RETAINED_MAX)
     snapshot_time_retained: _Value[int] = _Value(SNAPSHOT_TIME_RETAINED)
+    _changelog_num_retained_min: _Value[int | None] = _Value(CHANGELOG_NUM_RETAINED_MIN)
+    _changelog_num_retained_max: _Value[int | None] = _Value(CHANGELOG_NUM_RETAINED_MAX)
+    _changelog_time_retained: _Value[int | None] = _Value(CHANGELOG_TIME_RETAINED)
+
+    @property
+    def changelog_num_retained_min(self) -> int:
+        value = self._changelog_num_retained_min
+        return self.snapshot_num_retained_min if value is None else value
+
+    @property
+    def changelog_num_retained_max(self) -> int:
+        value = self._changelog_num_retained_max
+        return self.snapshot_num_retained_max if value is None else value
+
+    @property
+    def changelog_time_retained(self) -> int:
+        value = self._changelog_time_retained
+        return self.snapshot_time_retained if value is None else value
+
+    @property
+    def changelog_decoupled(self) -> bool:
+        """Changelogs outlive snapshots (Paimon: CoreOptions#changelogLifecycleDecoupled)."""
+        return (self.changelog_num_retained_max > self.snapshot_num_retained_max
+                or self.changelog_time_retained > self.snapshot_time_retained
+                or self.changelog_num_retained_min > self.snapshot_num_retained_min)
     commit_user_prefix: _Value[str | None] = _Value(COMMIT_USER_PREFIX)
     commit_max_retries: _Value[int] = _Value(COMMIT_MAX_RETRIES)
     commit_min_retry_wait: _Value[int] = _Value(COMMIT_MIN_RETRY_WAIT)

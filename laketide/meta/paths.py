@@ -211,6 +211,11 @@ class FileStorePathFactory:
     def consumer_dir(self) -> str:
         return f"{self.branch_path}/consumer"
 
+    @property
+    def changelog_dir(self) -> str:
+        """changelog/changelog-N: snapshots kept for their changelog after the snapshot expired."""
+        return f"{self.branch_path}/changelog"
+
     # -- files every branch shares -------------------------------------------------------------------------------
     @property
     def manifest_dir(self) -> str:

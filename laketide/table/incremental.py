@@ -68,7 +68,10 @@ class IncrementalScan:
         try:
             snap = self.table.snapshot(snapshot_id)
         except NoSuchSnapshotError:
-            return (0, 0)
+            kept = self.table.store.changelog_manager.try_changelog(snapshot_id) if self._from_changelog else None
+            if kept is None:
+                return (0, 0)
+            snap = kept
         if self._from_changelog:
             if not snap.changelog_manifest_list:
                 return (0, 0)
@@ -103,7 +106,10 @@ class IncrementalScan:
             try:
                 snap: Snapshot = table.snapshot(sid)
             except NoSuchSnapshotError:
-                continue  # expired before we got to it
+                kept = table.store.changelog_manager.try_changelog(sid) if self._from_changelog else None
+                if kept is None:
+                    continue  # expired before we got to it
+                snap = kept  # the snapshot expired, its changelog was kept (decoupled changelog retention)
             listed = self._change_files(snap)
             if listed is None:
                 continue

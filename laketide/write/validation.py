@@ -51,6 +51,7 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_retention(options, table_name)
     _check_deletion_vectors(options, table_name, previous)
     _check_changelog_producer(schema, options, table_name)
+    _check_changelog_retention(options, table_name)
     try:
         check_engine_options(schema)
     except InvalidOptionError as e:
@@ -167,6 +168,21 @@ def _check_changelog_producer(schema: TableSchema, options: CoreOptions, table_n
         raise InvalidOptionError(
             f"Table {table_name}: 'changelog-producer' = '{options.changelog_producer.value}' needs a primary key; "
             f"an append table's files are its changelog already"
+        )
+
+
+def _check_changelog_retention(options: CoreOptions, table_name: str) -> None:
+    if options.changelog_num_retained_max < options.changelog_num_retained_min:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'changelog.num-retained.max' ({options.changelog_num_retained_max}) must not be "
+            f"below 'changelog.num-retained.min' ({options.changelog_num_retained_min})"
+        )
+    if options.changelog_decoupled and options.changelog_producer is ChangelogProducer.NONE:
+        # Java then keeps the delta files of expired snapshots as the changelog; laketide does not.
+        raise UnsupportedOptionError(
+            f"Table {table_name}: changelog retention ('changelog.num-retained.min', 'changelog.num-retained.max', "
+            f"'changelog.time-retained') longer than snapshot retention needs a "
+            f"'changelog-producer' (input, lookup or full-compaction); laketide keeps no changelog for 'none'"
         )
 
 
