@@ -430,6 +430,17 @@ class CoreOptions:
         "snapshot.num-retained.max", _I, _INT_MAX, "Maximum completed snapshots to retain.", check=_at_least(1)
     )
     SNAPSHOT_TIME_RETAINED = _option("snapshot.time-retained", _DUR, 3_600_000, "Max age of retained snapshots.")
+    CHANGELOG_NUM_RETAINED_MIN = _option(
+        "changelog.num-retained.min", _I, None, "Minimum changelogs to retain (default: snapshot.num-retained.min).",
+        check=_at_least(1),
+    )
+    CHANGELOG_NUM_RETAINED_MAX = _option(
+        "changelog.num-retained.max", _I, None, "Maximum changelogs to retain (default: snapshot.num-retained.max).",
+        check=_at_least(1),
+    )
+    CHANGELOG_TIME_RETAINED = _option(
+        "changelog.time-retained", _DUR, None, "Max age of retained changelogs (default: snapshot.time-retained)."
+    )
     COMMIT_USER_PREFIX = _option("commit.user-prefix", _S, None, "Prefix of generated commit users.")
     COMMIT_MAX_RETRIES = _option("commit.max-retries", _I, 10, "Retries of a failed commit.", check=_at_least(0))
     COMMIT_MIN_RETRY_WAIT = _option("commit.min-retry-wait", _DUR, 10, "Min wait between commit retries.")
@@ -519,6 +530,21 @@ class CoreOptions:
         enum_class=ChangelogProducer,
     )
     DELETION_VECTORS_ENABLED = _option("deletion-vectors.enabled", _B, False, "Write deletion vectors.")
+    DELETION_VECTORS_BITMAP64 = _option(
+        "deletion-vectors.bitmap64", _B, False, "Write 64-bit (Iceberg-compatible) deletion vectors."
+    )
+    CHANGELOG_PRODUCER_ROW_DEDUPLICATE = _option(
+        "changelog-producer.row-deduplicate", _B, False,
+        "Lookup changelog: emit no -U / +U pair when the value did not change.",
+    )
+    CHANGELOG_PRODUCER_LOOKUP_WAIT = _option(
+        "changelog-producer.lookup-wait", _B, True,
+        "Lookup changelog: the commit waits for the compaction that produces it (laketide compacts synchronously, "
+        "so it always does).", fallback_keys=("lookup-wait",),
+    )
+    DELETION_VECTORS_MODIFIABLE = _option(
+        "deletion-vectors.modifiable", _B, False, "Allow an alter to switch deletion vectors on or off."
+    )
     DYNAMIC_BUCKET_TARGET_ROW_NUM = _option(
         "dynamic-bucket.target-row-num", _L, 2_000_000, "Rows per bucket in dynamic bucket mode.", check=_at_least(1)
     )
@@ -657,6 +683,31 @@ class CoreOptions:
     snapshot_num_retained_min: _Value[int] = _Value(SNAPSHOT_NUM_RETAINED_MIN)
     snapshot_num_retained_max: _Value[int] = _Value(SNAPSHOT_NUM_RETAINED_MAX)
     snapshot_time_retained: _Value[int] = _Value(SNAPSHOT_TIME_RETAINED)
+    _changelog_num_retained_min: _Value[int | None] = _Value(CHANGELOG_NUM_RETAINED_MIN)
+    _changelog_num_retained_max: _Value[int | None] = _Value(CHANGELOG_NUM_RETAINED_MAX)
+    _changelog_time_retained: _Value[int | None] = _Value(CHANGELOG_TIME_RETAINED)
+
+    @property
+    def changelog_num_retained_min(self) -> int:
+        value = self._changelog_num_retained_min
+        return self.snapshot_num_retained_min if value is None else value
+
+    @property
+    def changelog_num_retained_max(self) -> int:
+        value = self._changelog_num_retained_max
+        return self.snapshot_num_retained_max if value is None else value
+
+    @property
+    def changelog_time_retained(self) -> int:
+        value = self._changelog_time_retained
+        return self.snapshot_time_retained if value is None else value
+
+    @property
+    def changelog_decoupled(self) -> bool:
+        """Changelogs outlive snapshots (Paimon: CoreOptions#changelogLifecycleDecoupled)."""
+        return (self.changelog_num_retained_max > self.snapshot_num_retained_max
+                or self.changelog_time_retained > self.snapshot_time_retained
+                or self.changelog_num_retained_min > self.snapshot_num_retained_min)
     commit_user_prefix: _Value[str | None] = _Value(COMMIT_USER_PREFIX)
     commit_max_retries: _Value[int] = _Value(COMMIT_MAX_RETRIES)
     commit_min_retry_wait: _Value[int] = _Value(COMMIT_MIN_RETRY_WAIT)
@@ -689,6 +740,10 @@ class CoreOptions:
     cross_partition_upsert_index_ttl: _Value[int | None] = _Value(CROSS_PARTITION_UPSERT_INDEX_TTL)
     changelog_producer: _Value[ChangelogProducer] = _Value(CHANGELOG_PRODUCER)
     deletion_vectors_enabled: _Value[bool] = _Value(DELETION_VECTORS_ENABLED)
+    deletion_vectors_bitmap64: _Value[bool] = _Value(DELETION_VECTORS_BITMAP64)
+    deletion_vectors_modifiable: _Value[bool] = _Value(DELETION_VECTORS_MODIFIABLE)
+    changelog_producer_row_deduplicate: _Value[bool] = _Value(CHANGELOG_PRODUCER_ROW_DEDUPLICATE)
+    changelog_producer_lookup_wait: _Value[bool] = _Value(CHANGELOG_PRODUCER_LOOKUP_WAIT)
     dynamic_bucket_target_row_num: _Value[int] = _Value(DYNAMIC_BUCKET_TARGET_ROW_NUM)
     dynamic_bucket_initial_buckets: _Value[int | None] = _Value(DYNAMIC_BUCKET_INITIAL_BUCKETS)
     file_index_in_manifest_threshold: _Value[int] = _Value(FILE_INDEX_IN_MANIFEST_THRESHOLD)
@@ -793,7 +848,6 @@ class UnsupportedOption:
         return re.fullmatch(pattern, key) is not None
 
 
-_NO_CHANGELOG = "laketide writes no changelog files"
 _NO_FILE_INDEX = "laketide writes no file indexes"
 
 # One entry per key (or key pattern). Options that only tune how work is done (buffers, spilling, parallelism,
@@ -825,8 +879,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide writes data files under the table directory only"),
     UnsupportedOption(key="partition.legacy-name", example="false", unsupported=_false,
                       reason="laketide names partition directories the legacy way (Java's toString)"),
-    UnsupportedOption(key="changelog-producer", example="input", unsupported=_other_than("none"),
-                      reason=_NO_CHANGELOG),
     UnsupportedOption(key="file-index.*.columns", example="id", reason=_NO_FILE_INDEX),
     UnsupportedOption(key="ignore-update-before", example="true", unsupported=_true,
                       reason="laketide does not drop -U rows on write"),

@@ -103,6 +103,7 @@ class RollingFileWriter:
     level: int = 0
     file_source: FileSource = FileSource.APPEND
     format_options: dict[str, str] = field(default_factory=dict)
+    changelog: bool = False  # names its files as changelog files (changelog-file.prefix)
     written: list[DataFileMeta] = field(default_factory=list)
     written_paths: list[str] = field(default_factory=list)
 
@@ -158,7 +159,8 @@ class RollingFileWriter:
         self.written_paths.clear()
 
     def _open(self) -> None:
-        self._name = self.paths.new_data_file_name(self.file_format.extension)
+        ext = self.file_format.extension
+        self._name = self.paths.new_changelog_file_name(ext) if self.changelog else self.paths.new_data_file_name(ext)
         self._path = f"{self.bucket_dir}/{self._name}"
         self.written_paths.append(self._path)
         self._out = self.file_io.open_output(self._path)

@@ -6,6 +6,9 @@ Rows get the bucket's next sequence numbers in arrival order; a flush (buffer fu
 buffer and reduces each key with the table's merge function - a retraction that wins is kept, so it still masks
 older files - and writes the result as one level-0 sorted run (rolling at target-file-size).
 
+With ``changelog-producer = input`` a flush also writes the buffer's rows as they came in (sorted by key and
+sequence number, not merged) to changelog files: the changelog of this commit.
+
 Paimon: mergetree.MergeTreeWriter, mergetree.SortBufferWriteBuffer
 """
 
@@ -18,7 +21,7 @@ import pyarrow as pa
 
 from laketide.meta.manifest import DataFileMeta
 from laketide.io.kv import VALUE_KIND, to_kv_table
-from laketide.mergetree.merge import MergeFunction
+from laketide.mergetree.merge import MergeFunction, sort_for_merge
 from laketide.io.file_writer import RollingFileWriter
 
 __all__ = ["MergeTreeWriter"]
@@ -31,6 +34,7 @@ class MergeTreeWriter:
     kv_schema: pa.Schema
     value_names: tuple[str, ...]
     next_sequence_number: int
+    changelog_writer: RollingFileWriter | None = None  # changelog-producer = input
     _buffer: list[pa.Table] = field(default_factory=list)
     _buffered_bytes: int = 0
 
@@ -53,7 +57,11 @@ class MergeTreeWriter:
     def flush(self) -> None:
         if not self._buffer:
             return
-        run = self.merge.merge(pa.concat_tables(self._buffer))
+        rows = pa.concat_tables(self._buffer)
+        if self.changelog_writer is not None:
+            self.changelog_writer.write(sort_for_merge(rows, self.merge.spec))
+            self.changelog_writer.close()
+        run = self.merge.merge(rows)
         self._buffer.clear()
         self._buffered_bytes = 0
         self.file_writer.write(run)
@@ -67,7 +75,18 @@ class MergeTreeWriter:
         self.file_writer.written_paths.clear()
         return files
 
+    def drain_changelog(self) -> list[DataFileMeta]:
+        """The changelog files written since the last call."""
+        if self.changelog_writer is None:
+            return []
+        files = self.changelog_writer.close()
+        self.changelog_writer.written.clear()
+        self.changelog_writer.written_paths.clear()
+        return files
+
     def abort(self) -> None:
         self._buffer.clear()
         self._buffered_bytes = 0
         self.file_writer.abort()
+        if self.changelog_writer is not None:
+            self.changelog_writer.abort()

@@ -52,6 +52,11 @@ class CommitMessage:
     compact_after: tuple[DataFileMeta, ...] = ()
     new_index_files: tuple[IndexFileMeta, ...] = ()
     deleted_index_files: tuple[IndexFileMeta, ...] = ()
+    # Index files a compaction changed (deletion vectors): they apply with the COMPACT snapshot, not the APPEND one.
+    compact_new_index_files: tuple[IndexFileMeta, ...] = ()
+    compact_deleted_index_files: tuple[IndexFileMeta, ...] = ()
+    # Changelog files a compaction produced (changelog-producer = lookup): listed by the COMPACT snapshot.
+    compact_changelog_files: tuple[DataFileMeta, ...] = ()
     key_index_base: KeyIndexBase | None = None  # cross-partition upsert only
     origin: WriteOrigin | None = None  # None: unknown (messages built by hand, or pickled by an older laketide)
 
@@ -64,4 +69,11 @@ class CommitMessage:
         return not (
             self.new_files or self.deleted_files or self.changelog_files or self.compact_before
             or self.compact_after or self.new_index_files or self.deleted_index_files
+            or self.compact_index_files_changed
         )
+
+    @property
+    def compact_index_files_changed(self) -> bool:
+        # A message pickled by an older laketide has no such slots.
+        return bool(getattr(self, "compact_new_index_files", ()) or getattr(self, "compact_deleted_index_files", ())
+                    or getattr(self, "compact_changelog_files", ()))

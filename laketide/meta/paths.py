@@ -216,6 +216,11 @@ class FileStorePathFactory:
     def consumer_dir(self) -> str:
         return f"{self.branch_path}/consumer"
 
+    @property
+    def changelog_dir(self) -> str:
+        """changelog/changelog-N: snapshots kept for their changelog after the snapshot expired."""
+        return f"{self.branch_path}/changelog"
+
     # -- files every branch shares -------------------------------------------------------------------------------
     @property
     def manifest_dir(self) -> str:
@@ -266,7 +271,8 @@ class FileStorePathFactory:
 
     def new_file_names(self) -> TablePaths:
         """Fresh names for one writer's new files (its own uuid and counters)."""
-        return TablePaths(self.table_path, data_file_prefix=self.data_file_prefix)
+        return TablePaths(self.table_path, data_file_prefix=self.data_file_prefix,
+                          changelog_file_prefix=self.changelog_file_prefix)
 
 
 class _DataFileLike(Protocol):
@@ -284,6 +290,7 @@ class TablePaths:
 
     table_path: str
     data_file_prefix: str = "data-"
+    changelog_file_prefix: str = "changelog-"
     _uuid: str = field(default_factory=lambda: str(uuid.uuid4()))
     _counters: dict[str, itertools.count[int]] = field(default_factory=dict)
 
@@ -316,3 +323,7 @@ class TablePaths:
 
     def new_data_file_name(self, extension: str) -> str:
         return f"{self.data_file_prefix}{self._uuid}-{self._next('data')}.{extension}"
+
+    def new_changelog_file_name(self, extension: str) -> str:
+        # Java's DataFilePathFactory numbers data and changelog files with one counter.
+        return f"{self.changelog_file_prefix}{self._uuid}-{self._next('data')}.{extension}"

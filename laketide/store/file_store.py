@@ -15,6 +15,7 @@ from typing import Literal
 from laketide.exceptions import InvalidOptionError, NoSuchSnapshotError
 from laketide.expr import Predicate
 from laketide.fs import FileIO
+from laketide.meta.changelog_manager import ChangelogManager
 from laketide.meta.deletion import TableFileDeleter
 from laketide.meta.manifest import ManifestEntry
 from laketide.meta.paths import MAIN_BRANCH, POSTPONE_BUCKET, FileStorePathFactory
@@ -66,6 +67,7 @@ class FileStore:
             table_path, partition_keys=schema.partition_keys, partition_types=self.partition_types,
             options=self.options, branch=branch,
         )
+        self.changelog_manager = ChangelogManager(file_io, self.path_factory.changelog_dir)
 
     @staticmethod
     def create(

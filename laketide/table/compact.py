@@ -23,7 +23,14 @@ from laketide.exceptions import CommitConflictError, PredicateError, Unsupported
 from laketide.expr import Predicate, bind, or_, parse_where, referenced_fields
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.commit_message import CommitMessage, WriteOrigin
-from laketide.meta.manifest import DataFileMeta, FileSource, ManifestEntry
+from laketide.index.deletion_vectors import DELETION_VECTORS_INDEX, DeletionVector, read_dv_index_file
+from laketide.index.dv_maintainer import BucketDeletionVectors, IndexFileChanges
+from laketide.meta.manifest import DataFileMeta, FileSource, IndexFileMeta, ManifestEntry
+from laketide.mergetree.compaction.dv_rewrite import DeletionVectorRewriter
+from laketide.mergetree.compaction.full_changelog import FullCompactionChangelog
+from laketide.mergetree.compaction.lookup_changelog import LookupChangelog
+from laketide.mergetree.lookup import LookupLevels
+from laketide.options import ChangelogProducer, MergeEngine
 from laketide.mergetree.compaction.append import AppendCompactSettings, pack_unaware, pick_bucketed
 from laketide.mergetree.compaction.manager import (
     CompactingMergeTreeWriter,
@@ -60,7 +67,7 @@ class BucketFiles:
     def __init__(self, table: Table) -> None:
         self.table = table
         self._files: dict[tuple[bytes, int], list[DataFileMeta]] | None = None
-        self._dv_buckets: set[tuple[bytes, int]] = set()
+        self._dv_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
 
     def _load(self) -> dict[tuple[bytes, int], list[DataFileMeta]]:
         if self._files is None:
@@ -70,10 +77,9 @@ class BucketFiles:
                 scan = self.table.file_scan()
                 for e in self.table.plan_to_restore(latest):
                     files.setdefault((e.partition, e.bucket), []).append(e.file)
-                self._dv_buckets = {
-                    (e.partition, e.bucket) for e in scan.index_entries(latest)
-                    if e.index_file.index_type == "DELETION_VECTORS"
-                }
+                for ie in scan.index_entries(latest):
+                    if ie.index_file.index_type == DELETION_VECTORS_INDEX:
+                        self._dv_files.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
             self._files = files
         return self._files
 
@@ -84,9 +90,10 @@ class BucketFiles:
         files = self._load().get((partition, bucket))
         return max(f.max_sequence_number for f in files) if files else None
 
-    def has_deletion_vectors(self, partition: bytes, bucket: int) -> bool:
+    def dv_index_files(self, partition: bytes, bucket: int) -> tuple[IndexFileMeta, ...]:
+        """The bucket's deletion-vector index files in the latest snapshot."""
         self._load()
-        return (partition, bucket) in self._dv_buckets
+        return tuple(self._dv_files.get((partition, bucket), ()))
 
 
 # -- building blocks ---------------------------------------------------------------------------------------------
@@ -137,25 +144,76 @@ def _deleter(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], None]:
     return delete
 
 
+def _restore_vectors(table: Table, index_files: Sequence[IndexFileMeta]) -> BucketDeletionVectors:
+    vectors: dict[str, DeletionVector] = {}
+    paths = table.store.path_factory
+    for meta in index_files:
+        if meta.dv_ranges:
+            path = paths.index_file_path(meta.file_name, meta.external_path)
+            vectors.update(read_dv_index_file(table.file_io.read_bytes(path), meta.dv_ranges, path=path))
+    return BucketDeletionVectors.restore(vectors, index_files, bit64=table.options.deletion_vectors_bitmap64)
+
+
 def _manager(
     table: Table, tw: TableWrite, files: Sequence[DataFileMeta], *, bucket_dir: str, settings: CompactionSettings,
-    template: RollingFileWriter,
+    template: RollingFileWriter, vectors: BucketDeletionVectors | None = None,
 ) -> MergeTreeCompactManager:
     merge = merge_function_for(table.schema)
-    rewriter = KeyValueRewriter(read_file=_kv_reader(table, bucket_dir), new_writer=_output_writer(template),
-                                merge=merge, kv_schema=tw.kv_schema,
-                                sort=SortMergeSettings.from_options(table.options))
+    read = _kv_reader(table, bucket_dir)
     levels = Levels(files, num_levels=settings.num_levels, key_of=_key_decoder(tw))
-    return MergeTreeCompactManager(levels, strategy=strategy_for(settings, files), rewriter=rewriter,
-                                   settings=settings)
-
-
-def _check_no_deletion_vectors(table: Table, restore: BucketFiles, partition: bytes, bucket: int) -> None:
-    if restore.has_deletion_vectors(partition, bucket):
-        raise UnsupportedFeatureError(
-            f"Table {table.name}: bucket {bucket} has deletion vectors; compacting it needs deletion-vector "
-            f"writing, which laketide does not do yet"
+    new_writer, sort = _output_writer(template), SortMergeSettings.from_options(table.options)
+    options = table.options
+    producer = options.changelog_producer is ChangelogProducer.LOOKUP
+    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read)
+              if vectors is not None or producer else None)
+    rewriter: KeyValueRewriter
+    if vectors is not None and lookup is not None:
+        rewriter = DeletionVectorRewriter(read_file=read, new_writer=new_writer, merge=merge, kv_schema=tw.kv_schema,
+                                          sort=sort, vectors=vectors, lookup=lookup)
+    else:
+        rewriter = KeyValueRewriter(read_file=read, new_writer=new_writer, merge=merge, kv_schema=tw.kv_schema,
+                                    sort=sort, lookup=lookup)
+    changelog = None
+    if producer and lookup is not None:
+        changelog = LookupChangelog(
+            read_file=read, merge=merge, kv_schema=tw.kv_schema, lookup=lookup,
+            deleted_mask=vectors.deleted_mask if vectors is not None else _nothing_deleted,
+            new_writer=_changelog_writer(template), delete_file=_deleter(table, bucket_dir),
+            first_row=options.merge_engine is MergeEngine.FIRST_ROW,
+            row_deduplicate=options.changelog_producer_row_deduplicate,
         )
+    full_changelog = None
+    if options.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+        full_changelog = FullCompactionChangelog(
+            read_file=read, kv_schema=tw.kv_schema, key_names=merge.spec.key_names, max_level=levels.max_level,
+            new_writer=_changelog_writer(template), row_deduplicate=options.changelog_producer_row_deduplicate,
+        )
+    return MergeTreeCompactManager(levels, strategy=strategy_for(settings, files), rewriter=rewriter,
+                                   settings=settings, changelog=changelog, full_changelog=full_changelog)
+
+
+def _nothing_deleted(file_name: str, num_rows: int) -> None:
+    return None
+
+
+def _changelog_writer(template: RollingFileWriter) -> Callable[[int], RollingFileWriter]:
+    new = _output_writer(template)
+
+    def changelog(level: int) -> RollingFileWriter:
+        return replace(new(level), changelog=True)
+
+    return changelog
+
+
+def _index_writer(table: Table, tw: TableWrite, vectors: BucketDeletionVectors) -> Callable[[], IndexFileChanges]:
+    index_dir = table.store.path_factory.index_dir
+
+    def write() -> IndexFileChanges:
+        if not vectors.modified:
+            return IndexFileChanges()
+        return vectors.write_index_file(table.file_io, index_dir, tw.paths.new_index_file_name())
+
+    return write
 
 
 def compacting_writer_factory(
@@ -168,12 +226,15 @@ def compacting_writer_factory(
     def wrap(partition: bytes, bucket: int, writer: MergeTreeWriter) -> CompactingMergeTreeWriter:
         if not holder:
             holder.append(table.store.new_write())
-        if settings.full_only:
-            _check_no_deletion_vectors(table, restore, partition, bucket)
         bucket_dir = writer.file_writer.bucket_dir
+        vectors = (_restore_vectors(table, restore.dv_index_files(partition, bucket))
+                   if settings.deletion_vectors else None)
         manager = _manager(table, holder[0], restore.files(partition, bucket), bucket_dir=bucket_dir,
-                           settings=settings, template=writer.file_writer)
-        return CompactingMergeTreeWriter(writer=writer, manager=manager, delete_file=_deleter(table, bucket_dir))
+                           settings=settings, template=writer.file_writer, vectors=vectors)
+        return CompactingMergeTreeWriter(
+            writer=writer, manager=manager, delete_file=_deleter(table, bucket_dir),
+            write_index=_index_writer(table, holder[0], vectors) if vectors is not None else None,
+        )
 
     return wrap
 
@@ -217,7 +278,11 @@ class BucketCompaction:
     total_buckets: int
     bucket_dir: str
     files: tuple[DataFileMeta, ...]
-    has_deletion_vectors: bool = False
+    dv_index_files: tuple[IndexFileMeta, ...] = ()  # the bucket's deletion-vector index files
+
+    @property
+    def has_deletion_vectors(self) -> bool:
+        return any(f.dv_ranges for f in self.dv_index_files)
 
 
 def plan_compaction(
@@ -234,17 +299,18 @@ def plan_compaction(
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in scan.plan(latest, predicate=_partition_predicate(table, partitions, where)):
         groups.setdefault((e.partition, e.bucket), []).append(e)
-    dv_buckets: set[tuple[bytes, int]] = set()
-    if groups and table.primary_keys:
-        dv_buckets = {(e.partition, e.bucket) for e in scan.index_entries(latest)
-                      if e.index_file.index_type == "DELETION_VECTORS"}
+    dv_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
+    if groups:
+        for ie in scan.index_entries(latest):
+            if ie.index_file.index_type == DELETION_VECTORS_INDEX:
+                dv_files.setdefault((ie.partition, ie.bucket), []).append(ie.index_file)
     paths = table.store.path_factory
     tasks = []
     for (partition, bucket), entries in groups.items():
         tasks.append(BucketCompaction(
             snapshot_id=latest.id, partition=partition, bucket=bucket, total_buckets=entries[0].total_buckets,
             bucket_dir=paths.bucket_dir(partition, bucket), files=tuple(e.file for e in entries),
-            has_deletion_vectors=(partition, bucket) in dv_buckets,
+            dv_index_files=tuple(dv_files.get((partition, bucket), ())),
         ))
     return tasks
 
@@ -259,20 +325,30 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     files = list(task.files)
     if table.primary_keys:
         settings = CompactionSettings.from_options(table.options)
-        if settings.full_only and task.has_deletion_vectors:
+        vectors = _restore_vectors(table, task.dv_index_files) if settings.deletion_vectors else None
+        if vectors is None and task.has_deletion_vectors:
             raise UnsupportedFeatureError(
-                f"Table {table.name}: bucket {task.bucket} has deletion vectors; compacting it needs "
-                f"deletion-vector writing, which laketide does not do yet"
+                f"Table {table.name}: bucket {task.bucket} has deletion vectors but 'deletion-vectors.enabled' is "
+                f"off; compacting it would bring deleted rows back"
             )
         manager = _manager(table, tw, files, bucket_dir=task.bucket_dir, settings=settings,
-                           template=_file_writer(tw, task.bucket_dir, level=0))
-        result = manager.compact(full=full) or CompactResult()
-        while settings.force_level0 and manager.levels.level0:
-            more = manager.compact()
-            if more is None:
-                break
-            result = _chain(result, more)
-        return _message(table, task, result)
+                           template=_file_writer(tw, task.bucket_dir, level=0), vectors=vectors)
+        try:
+            result = manager.compact(full=full) or CompactResult()
+            while settings.force_level0 and manager.levels.level0:
+                more = manager.compact()
+                if more is None:
+                    break
+                result = _chain(result, more)
+        finally:
+            manager.rewriter.close()
+        index = _index_writer(table, tw, vectors)() if vectors is not None else IndexFileChanges()
+        return _message(table, task, result, index)
+    if task.has_deletion_vectors:
+        raise UnsupportedFeatureError(
+            f"Table {table.name}: bucket {task.bucket} has deletion vectors; laketide does not compact append "
+            f"tables with deletion vectors yet (it would bring deleted rows back)"
+        )
     append_settings = AppendCompactSettings.from_options(table.options)
     if table.options.bucket <= 0:
         picked = pack_unaware(files, append_settings, full=full)
@@ -319,16 +395,21 @@ def _chain(first: CompactResult, second: CompactResult) -> CompactResult:
     before = first.before + tuple(f for f in second.before if (f.file_name, f.level) not in written)
     gone = {(f.file_name, f.level) for f in second.before}
     after = tuple(f for f in first.after if (f.file_name, f.level) not in gone) + second.after
-    return CompactResult(before, after)
+    return CompactResult(before, after, first.changelog + second.changelog)
 
 
-def _message(table: Table, task: BucketCompaction, result: CompactResult) -> CommitMessage | None:
-    if result.is_empty():
+def _message(
+    table: Table, task: BucketCompaction, result: CompactResult, index: IndexFileChanges | None = None
+) -> CommitMessage | None:
+    index = index or IndexFileChanges()
+    if result.is_empty() and index.is_empty():
         return None
     origin = WriteOrigin(table_path=table.path, schema_id=table.schema.id, schema_time_ms=table.schema.time_millis,
                          base_snapshot_id=task.snapshot_id)
     return CommitMessage(partition=task.partition, bucket=task.bucket, total_buckets=task.total_buckets,
-                         compact_before=result.before, compact_after=result.after, origin=origin)
+                         compact_before=result.before, compact_after=result.after,
+                         compact_new_index_files=index.new, compact_deleted_index_files=index.deleted,
+                         compact_changelog_files=result.changelog, origin=origin)
 
 
 def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:

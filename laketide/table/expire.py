@@ -11,7 +11,9 @@ What is deleted when snapshots [begin, end) go (Paimon: SnapshotDeletion, FileDe
 - data files deleted by the deltas of snapshots [begin, end] (they were live in an expired snapshot only; the delta
   of ``begin`` matters only after an interrupted expiration),
   unless a tag still holds them; a DELETE cancelled by an ADD of the same path (a level upgrade) keeps it;
-- changelog files added by expired snapshots;
+- changelog files added by expired snapshots — unless changelogs are decoupled (``changelog.*`` retention longer
+  than ``snapshot.*``): then each expiring snapshot with a changelog is kept as ``changelog/changelog-N`` with its
+  changelog manifest list and files, and ``expire_changelogs`` removes them by the changelog retention;
 - manifest lists, manifests, index manifests, index files and statistics of expired snapshots that neither
   snapshot ``end`` nor a tag references;
 
@@ -39,13 +41,14 @@ from laketide.exceptions import CorruptMetadataError, FileIOError, InvalidOption
 from laketide.meta.manifest import FileKind, ManifestEntry
 from laketide.meta.paths import FileStorePathFactory
 from laketide.meta.snapshot import Snapshot
-from laketide.options import ConfigOption, OptionType
+from laketide.options import ChangelogProducer, ConfigOption, OptionType
 from laketide.scan.file_scan import FileStoreScan
 
 if TYPE_CHECKING:
     from laketide.store import FileStore
 
-__all__ = ["EXPIRE_LIMIT", "TablePathResolver", "expire_snapshots", "list_consumers", "list_tags"]
+__all__ = ["EXPIRE_LIMIT", "TablePathResolver", "expire_changelogs", "expire_snapshots", "list_consumers",
+           "list_tags"]
 
 # Not in the shared option registry yet (laketide.options); same key and default as Java's CoreOptions.
 EXPIRE_LIMIT: ConfigOption[int] = ConfigOption(
@@ -137,12 +140,17 @@ def expire_snapshots(
     if consumers:
         end = min(end, min(consumers.values()))
     end = min(end, earliest + max_deletes)
+    stop = end
     for sid in range(low, end):
         nxt = sm.try_snapshot(sid + 1)
         # A snapshot may go only once its successor has been around longer than time-retained.
         if nxt is not None and older_than <= nxt.time_millis:
-            return _expire_until(store, earliest, sid)
-    return _expire_until(store, earliest, end)
+            stop = sid
+            break
+    expired = _expire_until(store, earliest, stop)
+    if _decoupled(store):
+        expire_changelogs(store, now_ms=now_ms)
+    return expired
 
 
 def _expire_until(store: FileStore, earliest: int, end: int) -> int:
@@ -182,7 +190,8 @@ def _expire_until(store: FileStore, earliest: int, end: int) -> int:
         if held is None:
             continue  # the tag could not be read: keep this snapshot's files
         doomed[s.id] = [p for p in _deleted_in_delta(scan, paths, s) if p not in held]
-    changelogs = [p for s in expired for p in _added_in_changelog(scan, paths, s)]
+    decoupled = _decoupled(store)
+    changelogs = [] if decoupled else [p for s in expired for p in _added_in_changelog(scan, paths, s)]
 
     # Metadata files no survivor references.
     unused: list[str] = []
@@ -194,19 +203,77 @@ def _expire_until(store: FileStore, earliest: int, end: int) -> int:
         skipping = None  # unknown survivors: keep every manifest rather than guess
     if skipping is not None:
         for s in expired:
-            unused.extend(_unused_metadata(scan, paths, s, skipping))
+            unused.extend(_unused_metadata(scan, paths, s, skipping, keep_changelog=decoupled))
 
     # Snapshots go oldest first (the listed ones stay contiguous), each followed by the data files that only it and
     # older snapshots used; then EARLIEST moves, then changelogs and metadata (unreferenced by now).
     deleter = store.deleter
     deleter.delete_all(doomed.get(snapshots[0].id, ()))
     for s, nxt in zip(expired, snapshots[1:]):
+        if decoupled and s.changelog_manifest_list:
+            store.changelog_manager.commit(s)  # before the snapshot goes: its changelog stays reachable
         sm.delete_snapshot(s.id)
         deleter.delete_all(doomed.get(nxt.id, ()))
     sm.commit_earliest_hint(end)
     deleter.delete_all(changelogs)
     deleter.delete_all(unused)
     return len(expired)
+
+
+def _decoupled(store: FileStore) -> bool:
+    opts = store.options
+    return opts.changelog_decoupled and opts.changelog_producer is not ChangelogProducer.NONE
+
+
+def expire_changelogs(store: FileStore, *, now_ms: int | None = None) -> int:
+    """Expire ``changelog/changelog-N`` by ``changelog.num-retained.min`` / ``.max`` / ``changelog.time-retained``
+    (counted, like Java, over changelogs and the snapshots after them); returns how many went.
+
+    A changelog goes with its changelog manifest list, manifests and files (nothing else references them: a
+    snapshot's changelog manifests are its own). Paimon: ExpireChangelogImpl.
+    """
+    cm = store.changelog_manager
+    ids = cm.ids()
+    latest = store.snapshot_manager.latest_snapshot_id()
+    if not ids or latest is None:
+        return 0
+    opts = store.options
+    retain_min, retain_max = opts.changelog_num_retained_min, opts.changelog_num_retained_max
+    older_than = (int(time.time() * 1000) if now_ms is None else now_ms) - opts.changelog_time_retained
+    earliest_snapshot = store.snapshot_manager.earliest_snapshot_id() or latest
+    low = latest - retain_max + 1  # everything below goes whatever its age
+    high = latest - retain_min + 1  # nothing from here on goes
+    gone = []
+    for cid in ids:
+        if cid >= high or cid >= earliest_snapshot:
+            break
+        if cid >= low:
+            c = cm.try_changelog(cid)
+            if c is not None and c.time_millis >= older_than:
+                break
+        gone.append(cid)
+    if not gone:
+        return 0
+    scan = store.new_scan()
+    assert scan.path_factory is not None
+    paths = TablePathResolver(scan.path_factory)
+    deleter = store.deleter
+    for cid in gone:
+        c = cm.try_changelog(cid)
+        files: list[str] = []
+        if c is not None and c.changelog_manifest_list:
+            files = _added_in_changelog(scan, paths, c)
+            try:
+                metas = scan.manifest_list(c.changelog_manifest_list)
+            except _READ_ERRORS:
+                metas = []
+            files += [paths.manifest(m.file_name) for m in metas] + [paths.manifest(c.changelog_manifest_list)]
+        cm.delete(cid)  # first: a crash leaves files no changelog references (orphan cleanup), never the reverse
+        deleter.delete_all(files)
+    remaining = cm.ids()
+    if remaining:
+        cm.commit_earliest_hint(remaining[0])
+    return len(gone)
 
 
 def _previous_tag(tags: list[Snapshot], snapshot_id: int) -> Snapshot | None:
@@ -266,8 +333,11 @@ def _metadata_names(scan: FileStoreScan, s: Snapshot) -> set[str]:
     return names
 
 
-def _unused_metadata(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot, skipping: set[str]) -> Iterable[str]:
-    """Metadata files of expired ``s`` not in ``skipping``; names are added to it so each goes once."""
+def _unused_metadata(
+    scan: FileStoreScan, paths: TablePathResolver, s: Snapshot, skipping: set[str], *, keep_changelog: bool = False
+) -> Iterable[str]:
+    """Metadata files of expired ``s`` not in ``skipping``; names are added to it so each goes once
+    (``keep_changelog``: not its changelog manifest list and manifests, which changelog-N keeps)."""
 
     def fresh(name: str) -> bool:
         if name in skipping:
@@ -275,7 +345,8 @@ def _unused_metadata(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot,
         skipping.add(name)
         return True
 
-    for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
+    lists = (s.base_manifest_list, s.delta_manifest_list) + (() if keep_changelog else (s.changelog_manifest_list,))
+    for lst in lists:
         if not lst:
             continue
         try:

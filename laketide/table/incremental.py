@@ -1,6 +1,8 @@
 """Reading what changed between two snapshots: the delta files of the APPEND snapshots in between, per bucket.
 
 COMPACT and OVERWRITE snapshots carry no new changes (as in Paimon without ``streaming-read-overwrite``).
+A table with a changelog producer (``changelog-producer`` other than ``none``) is read from its changelog files
+instead: those listed by each snapshot's changelog manifest list, whatever its kind.
 Primary-key delta files are read as written, every row with its row kind (Paimon with changelog-producer
 ``none``). Rows of one (partition, bucket) come in sequence order, so the versions of a key arrive in order.
 Spark's streaming source and ``Table.read_changes`` both plan and read through here.
@@ -20,6 +22,7 @@ import pyarrow as pa
 from laketide.exceptions import NoSuchSnapshotError
 from laketide.meta.manifest import DataFileMeta, FileKind
 from laketide.meta.snapshot import CommitKind, Snapshot
+from laketide.options import ChangelogProducer
 from laketide.io.kv import VALUE_KIND
 from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
@@ -65,11 +68,29 @@ class IncrementalScan:
         try:
             snap = self.table.snapshot(snapshot_id)
         except NoSuchSnapshotError:
-            return (0, 0)
+            kept = self.table.store.changelog_manager.try_changelog(snapshot_id) if self._from_changelog else None
+            if kept is None:
+                return (0, 0)
+            snap = kept
+        if self._from_changelog:
+            if not snap.changelog_manifest_list:
+                return (0, 0)
+            metas = self.table.file_scan().manifest_list(snap.changelog_manifest_list)
+            return (sum(m.num_added_files for m in metas), max(snap.changelog_record_count or 0, 0))
         if snap.commit_kind is not CommitKind.APPEND:
             return (0, 0)
         metas = self.table.file_scan().manifest_list(snap.delta_manifest_list)
         return (sum(m.num_added_files for m in metas), max(snap.delta_record_count, 0))
+
+    @property
+    def _from_changelog(self) -> bool:
+        return bool(self.table.primary_keys) and self.table.options.changelog_producer is not ChangelogProducer.NONE
+
+    def _change_files(self, snap: Snapshot) -> str | None:
+        """The manifest list of the files that carry ``snap``'s changes for this table (None: no changes)."""
+        if self._from_changelog:
+            return snap.changelog_manifest_list or None
+        return snap.delta_manifest_list if snap.commit_kind is CommitKind.APPEND else None
 
     def plan(self, start: int, end: int, *, full_start: bool = False) -> list[BucketChanges]:
         """Changes committed after snapshot ``start`` up to ``end``; with ``full_start``, the whole content of
@@ -85,10 +106,14 @@ class IncrementalScan:
             try:
                 snap: Snapshot = table.snapshot(sid)
             except NoSuchSnapshotError:
-                continue  # expired before we got to it
-            if snap.commit_kind is not CommitKind.APPEND:
+                kept = table.store.changelog_manager.try_changelog(sid) if self._from_changelog else None
+                if kept is None:
+                    continue  # expired before we got to it
+                snap = kept  # the snapshot expired, its changelog was kept (decoupled changelog retention)
+            listed = self._change_files(snap)
+            if listed is None:
                 continue
-            for meta in scan.manifest_list(snap.delta_manifest_list):
+            for meta in scan.manifest_list(listed):
                 for e in scan.manifest(meta.file_name):
                     if e.kind is not FileKind.ADD:
                         continue

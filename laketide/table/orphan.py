@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from laketide.exceptions import CorruptMetadataError, NotFoundError
@@ -137,6 +137,12 @@ def _used_names(store: FileStore) -> set[str]:
                 raise
     for tag in list_tags(store):
         _collect(scan, tag, used, seen_manifests)
+    cm = store.changelog_manager
+    for cid in cm.ids():  # decoupled changelogs keep their changelog manifests and files
+        kept = cm.try_changelog(cid)
+        if kept is not None and kept.changelog_manifest_list:
+            _collect(scan, replace(kept, base_manifest_list="", delta_manifest_list="", index_manifest=None,
+                                   statistics=None), used, seen_manifests)
     return used
 
 

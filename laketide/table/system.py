@@ -1,16 +1,21 @@
 """System tables (``db.t$snapshots`` ...): metadata exposed as read-only Arrow tables.
 
-Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable
+``$audit_log`` and ``$binlog`` read the latest snapshot as inserts; the changes between snapshots come from
+``Table.read_changes`` (``binlog=True`` for the binlog layout), which reads the changelog when the table has one.
+
+Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable, AuditLogTable, BinlogTable
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
 import pyarrow as pa
 
 from laketide.exceptions import NoSuchTableError
 from laketide.expr import Predicate, bind, filter_table, parse_where
+from laketide.table.binlog import to_binlog
 from laketide.table.table import Table
 
 __all__ = ["SystemTable", "system_table"]
@@ -95,8 +100,20 @@ def _read_optimized(t: Table) -> pa.Table:
     return t.read(read_optimized=True)
 
 
+def _audit_log(t: Table) -> pa.Table:
+    # A batch read: the latest snapshot's rows, each an insert (change reads carry the other kinds).
+    rows = t.read()
+    return rows.add_column(0, "rowkind", pa.array(np.full(rows.num_rows, "+I", dtype=object), pa.string()))
+
+
+def _binlog(t: Table) -> pa.Table:
+    return to_binlog(_audit_log(t), t.primary_keys)
+
+
 _SYSTEM_TABLES: dict[str, Callable[[Table], pa.Table]] = {
     "ro": _read_optimized,
+    "audit_log": _audit_log,
+    "binlog": _binlog,
     "snapshots": _snapshots,
     "schemas": _schemas,
     "options": _options,

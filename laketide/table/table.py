@@ -182,17 +182,28 @@ class Table:
         *,
         columns: Sequence[str] | None = None,
         full_start: bool = False,
+        binlog: bool = False,
     ) -> pa.Table:
         """The rows written after snapshot ``start_snapshot`` up to ``end_snapshot`` (default: the latest), with
         their row kind in a first ``rowkind`` column (+I, -U, +U, -D), as ``db.t$audit_log`` streams them.
-        ``full_start`` includes the whole content of ``start_snapshot`` first (as inserts)."""
+        ``full_start`` includes the whole content of ``start_snapshot`` first (as inserts). Tables with a
+        ``changelog-producer`` are read from their changelog. ``binlog``: ``db.t$binlog``'s layout (each column an
+        array; an update's -U / +U pair is one +U row holding ``[before, after]``)."""
         end = (self.snapshot_manager.latest_snapshot_id() or 0) if end_snapshot is None else end_snapshot
         if start_snapshot < 0 or end < start_snapshot:
             raise InvalidOptionError(
                 f"Table {self.name}: read_changes needs 0 <= start_snapshot <= end_snapshot, got "
                 f"{start_snapshot} and {end}"
             )
-        return IncrementalScan(self).to_arrow(start_snapshot, end, full_start=full_start, columns=columns)
+        changes = IncrementalScan(self).to_arrow(start_snapshot, end, full_start=full_start, columns=columns)
+        if not binlog:
+            return changes
+        from laketide.table.binlog import to_binlog
+
+        missing = [k for k in self.primary_keys if k not in changes.column_names]
+        if missing:
+            raise InvalidOptionError(f"Table {self.name}: a binlog read needs the primary key columns {missing}")
+        return to_binlog(changes, self.primary_keys)
 
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)

@@ -142,7 +142,20 @@ class FileStoreCommit:
                           total_buckets=m.total_buckets, file=f)
             for m in messages for f in m.compact_after
         ]
-        self._index_changes = index_changes(messages)  # hash indexes / DVs: applied by _try_commit
+        self._index_changes = index_changes(messages)  # hash indexes: applied by the APPEND / OVERWRITE snapshot
+        self._compact_index_changes = index_changes(messages, compact=True)  # DVs: by the COMPACT snapshot
+        # Changelog files of the writes (changelog-producer = input): listed by the APPEND / OVERWRITE snapshot.
+        self._changelog = [
+            ManifestEntry(kind=FileKind.ADD, partition=m.partition, bucket=m.bucket, total_buckets=m.total_buckets,
+                          file=f)
+            for m in messages for f in m.changelog_files
+        ]
+        # Changelog files of the compactions (changelog-producer = lookup): listed by the COMPACT snapshot.
+        self._compact_changelog = [
+            ManifestEntry(kind=FileKind.ADD, partition=m.partition, bucket=m.bucket, total_buckets=m.total_buckets,
+                          file=f)
+            for m in messages for f in getattr(m, "compact_changelog_files", ())
+        ]
         bases = {m.key_index_base for m in messages if m.key_index_base is not None}
         self._key_index_base = min(bases, key=lambda b: b.snapshot_id or 0) if bases else None
         if self._key_index_base is not None:
@@ -346,6 +359,10 @@ class FileStoreCommit:
             delta_metas = writer.write_manifests(delta)
             delta_name, delta_size = writer.write_manifest_list(delta_metas)
             delta_rows = sum(e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in delta)
+            changelog = getattr(self, "_compact_changelog" if kind is CommitKind.COMPACT else "_changelog", [])
+            changelog_name, changelog_size = (
+                writer.write_manifest_list(writer.write_manifests(changelog)) if changelog else (None, None)
+            )
             snapshot = Snapshot(
                 id=(latest.id + 1) if latest is not None else 1,
                 schema_id=self.schema.id,
@@ -353,10 +370,13 @@ class FileStoreCommit:
                 base_manifest_list_size=base_size,
                 delta_manifest_list=delta_name,
                 delta_manifest_list_size=delta_size,
-                changelog_manifest_list=None,
+                changelog_manifest_list=changelog_name,
+                changelog_manifest_list_size=changelog_size,
                 index_manifest=next_index_manifest(
                     file_io=self.file_io, table_path=self.table_path, schema=self.schema, latest=latest, scan=scan,
-                    changes=getattr(self, "_index_changes", ()), delta=delta, kind=kind, table_name=self.table_name,
+                    changes=getattr(self, "_compact_index_changes" if kind is CommitKind.COMPACT else "_index_changes",
+                                    ()),
+                    delta=delta, kind=kind, table_name=self.table_name,
                 ),
                 commit_user=self.commit_user,
                 commit_identifier=identifier,
@@ -364,7 +384,7 @@ class FileStoreCommit:
                 time_millis=int(time.time() * 1000),
                 total_record_count=(latest.total_record_count if latest is not None else 0) + delta_rows,
                 delta_record_count=delta_rows,
-                changelog_record_count=0,
+                changelog_record_count=sum(e.file.row_count for e in changelog),
                 properties=properties,
             )
         except BaseException:  # even an interrupt: delete this attempt's manifests, then re-raise

@@ -79,7 +79,7 @@ def new_file_names(messages: Iterable[CommitMessage]) -> dict[str, tuple[CommitM
     out: dict[str, tuple[CommitMessage, DataFileMeta]] = {}
     for m in messages:
         upgraded = {f.file_name for f in m.compact_before}
-        for f in (*m.new_files, *m.changelog_files, *m.compact_after):
+        for f in (*m.new_files, *m.changelog_files, *m.compact_after, *getattr(m, "compact_changelog_files", ())):
             if f.file_name not in upgraded:
                 out[f.file_name] = (m, f)
     return out

@@ -29,19 +29,22 @@ from laketide.options import CoreOptions
 from laketide.scan.file_scan import FileStoreScan
 from laketide.schema.table_schema import TableSchema
 
-__all__ = ["check_hash_index_conflicts", "combine_index_entries", "index_changes", "next_index_manifest"]
+__all__ = ["check_deletion_vector_conflicts", "check_hash_index_conflicts", "combine_index_entries", "index_changes", "next_index_manifest"]
 
 _BUCKETED = ("HASH", "DELETION_VECTORS")
 
 
-def index_changes(messages: Iterable[CommitMessage]) -> list[IndexManifestEntry]:
-    """The index files of ``messages`` as DELETE (deleted_index_files) then ADD entries, message by message."""
+def index_changes(messages: Iterable[CommitMessage], *, compact: bool = False) -> list[IndexManifestEntry]:
+    """The index files of ``messages`` as DELETE (deleted_index_files) then ADD entries, message by message;
+    ``compact``: those of their compactions (compact_deleted_index_files / compact_new_index_files)."""
     out: list[IndexManifestEntry] = []
     for m in messages:
+        deleted = getattr(m, "compact_deleted_index_files", ()) if compact else m.deleted_index_files
+        new = getattr(m, "compact_new_index_files", ()) if compact else m.new_index_files
         out += [IndexManifestEntry(kind=FileKind.DELETE, partition=m.partition, bucket=m.bucket, index_file=f)
-                for f in m.deleted_index_files]
+                for f in deleted]
         out += [IndexManifestEntry(kind=FileKind.ADD, partition=m.partition, bucket=m.bucket, index_file=f)
-                for f in m.new_index_files]
+                for f in new]
     return out
 
 
@@ -118,6 +121,36 @@ def check_hash_index_conflicts(
             )
 
 
+def check_deletion_vector_conflicts(
+    live: Sequence[IndexManifestEntry], changes: Sequence[IndexManifestEntry], *, table_name: str
+) -> None:
+    """Fail when a bucket's new deletion vectors were not built on the bucket's current ones: another compaction
+    changed them meanwhile, and replacing its file would bring back the rows it deleted.
+
+    Paimon: operation.commit.ConflictDetection (deletion vector conflicts)
+    """
+    replaced: dict[tuple[bytes, int], set[str]] = {}
+    for e in changes:
+        if e.index_file.index_type == "DELETION_VECTORS":
+            names = replaced.setdefault((e.partition, e.bucket), set())
+            if e.kind is FileKind.DELETE:
+                names.add(e.index_file.file_name)
+    if not replaced:
+        return
+    current: dict[tuple[bytes, int], set[str]] = {}
+    for e in live:
+        if e.index_file.index_type == "DELETION_VECTORS":
+            current.setdefault((e.partition, e.bucket), set()).add(e.index_file.file_name)
+    for key, names in replaced.items():
+        now = current.get(key, set())
+        if now != names:
+            raise CommitConflictError(
+                f"Commit to table {table_name}: the deletion vectors of bucket {key[1]} of a partition were "
+                f"changed by a concurrent compaction (now {sorted(now)}, this compaction was built on "
+                f"{sorted(names)}); give up this compaction and compact again from the latest snapshot"
+            )
+
+
 def next_index_manifest(
     *,
     file_io: FileIO,
@@ -137,8 +170,6 @@ def next_index_manifest(
     on top.
     """
     previous = latest.index_manifest if latest is not None else None
-    if kind is CommitKind.COMPACT:
-        changes = []  # the APPEND snapshot of the same commit applied them already
     changed = bool(changes)
     if not changed and kind is not CommitKind.OVERWRITE:
         return previous
@@ -154,6 +185,7 @@ def next_index_manifest(
     if not changed:
         return previous
     check_hash_index_conflicts(live, changes, table_name=table_name)
+    check_deletion_vector_conflicts(live, changes, table_name=table_name)
     unaware = not schema.primary_keys and schema.core_options.bucket == -1
     return _write(file_io, table_path, schema.core_options,
                   combine_index_entries(live, changes, bucket_unaware=unaware))

@@ -13,7 +13,7 @@ import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from laketide.exceptions import SchemaError, UnsupportedFeatureError
 from laketide.format import file_format
+from laketide.index.dv_maintainer import IndexFileChanges
 from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.commit_message import CommitMessage, KeyIndexBase, WriteOrigin
@@ -31,7 +32,7 @@ from laketide.meta.snapshot_manager import SnapshotManager
 from laketide.io.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
 from laketide.mergetree.engines import check_writable, merge_function_for
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.options import CoreOptions, check_write_options
+from laketide.options import ChangelogProducer, CoreOptions, check_write_options
 from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import (
@@ -77,6 +78,27 @@ class _Compacting(Protocol):
 
     def prepare_commit(self, *, full_compaction: bool = False) -> list[DataFileMeta]: ...
     def drain_compaction(self) -> tuple[tuple[DataFileMeta, ...], tuple[DataFileMeta, ...]]: ...
+
+
+@runtime_checkable
+class _ChangelogProducing(Protocol):
+    """A bucket writer that writes changelog files (changelog-producer = input)."""
+
+    def drain_changelog(self) -> list[DataFileMeta]: ...
+
+
+@runtime_checkable
+class _CompactChangelogProducing(Protocol):
+    """A bucket writer whose compactions produce changelog files (changelog-producer = lookup)."""
+
+    def drain_compact_changelog(self) -> list[DataFileMeta]: ...
+
+
+@runtime_checkable
+class _IndexMaintaining(Protocol):
+    """A bucket writer that maintains index files of its own (deletion vectors), written at prepare_commit."""
+
+    def drain_index_files(self) -> IndexFileChanges: ...
 
 
 @dataclass(slots=True)
@@ -351,12 +373,19 @@ class TableWrite:
         for (key, w), files in zip(items, flushed):
             before, after = w.drain_compaction() if isinstance(w, _Compacting) else ((), ())
             new_index, old_index = indexes.pop((key.partition, key.bucket), (None, None))
-            if files or before or after or new_index is not None:
+            own = w.drain_index_files() if isinstance(w, _IndexMaintaining) else IndexFileChanges()
+            changelog = w.drain_changelog() if isinstance(w, _ChangelogProducing) else []
+            compact_changelog = w.drain_compact_changelog() if isinstance(w, _CompactChangelogProducing) else []
+            if (files or changelog or compact_changelog or before or after or new_index is not None
+                    or not own.is_empty()):
                 messages.append(
                     CommitMessage(partition=key.partition, bucket=key.bucket, total_buckets=total,
-                                  new_files=tuple(files), compact_before=before, compact_after=after,
+                                  new_files=tuple(files), changelog_files=tuple(changelog),
+                                  compact_before=before, compact_after=after,
                                   new_index_files=() if new_index is None else (new_index,),
                                   deleted_index_files=() if old_index is None else (old_index,),
+                                  compact_new_index_files=own.new, compact_deleted_index_files=own.deleted,
+                                  compact_changelog_files=tuple(compact_changelog),
                                   key_index_base=self.key_index_base, origin=origin)
                 )
         # Files of the next round are written after this point: no snapshot up to the current latest holds them.
@@ -404,6 +433,8 @@ class TableWrite:
                 kv_schema=self.kv_schema,
                 value_names=tuple(self.arrow_schema.names),
                 next_sequence_number=next_seq,
+                changelog_writer=(replace(files, changelog=True, written=[], written_paths=[])
+                                  if self.options.changelog_producer is ChangelogProducer.INPUT else None),
             )
             w: _BucketWriter = self._wrap_writer(part_bytes, bucket, lsm) if self._wrap_writer else lsm
         else:

@@ -25,7 +25,7 @@ from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
 from laketide.io.kv import kv_schema
-from laketide.options import CoreOptions, check_write_options, unsupported_write_options, warn_unknown_options
+from laketide.options import ChangelogProducer, CoreOptions, MergeEngine, check_write_options, unsupported_write_options, warn_unknown_options
 from laketide.schema.table_schema import TableSchema
 from laketide.types import ArrayType, DataType, MapType, MultisetType, RowType, to_arrow_schema
 
@@ -49,6 +49,9 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_bucket(schema, options, table_name)
     _check_fields(schema, options, table_name)
     _check_retention(options, table_name)
+    _check_deletion_vectors(options, table_name, previous)
+    _check_changelog_producer(schema, options, table_name)
+    _check_changelog_retention(options, table_name)
     try:
         check_engine_options(schema)
     except InvalidOptionError as e:
@@ -157,6 +160,53 @@ def _check_fields(schema: TableSchema, options: CoreOptions, table_name: str) ->
         raise InvalidOptionError(
             f"Table {table_name}: option 'rowkind.field' names column {rowkind!r}, which does not exist; "
             f"columns are {names}"
+        )
+
+
+def _check_changelog_producer(schema: TableSchema, options: CoreOptions, table_name: str) -> None:
+    # Paimon: SchemaValidation ("Can not set changelog-producer on table without primary keys")
+    if options.changelog_producer is not ChangelogProducer.NONE and not schema.primary_keys:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'changelog-producer' = '{options.changelog_producer.value}' needs a primary key; "
+            f"an append table's files are its changelog already"
+        )
+
+
+def _check_changelog_retention(options: CoreOptions, table_name: str) -> None:
+    if options.changelog_num_retained_max < options.changelog_num_retained_min:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'changelog.num-retained.max' ({options.changelog_num_retained_max}) must not be "
+            f"below 'changelog.num-retained.min' ({options.changelog_num_retained_min})"
+        )
+    if options.changelog_decoupled and options.changelog_producer is ChangelogProducer.NONE:
+        # Java then keeps the delta files of expired snapshots as the changelog; laketide does not.
+        raise UnsupportedOptionError(
+            f"Table {table_name}: changelog retention ('changelog.num-retained.min', 'changelog.num-retained.max', "
+            f"'changelog.time-retained') longer than snapshot retention needs a "
+            f"'changelog-producer' (input, lookup or full-compaction); laketide keeps no changelog for 'none'"
+        )
+
+
+def _check_deletion_vectors(options: CoreOptions, table_name: str, previous: TableSchema | None) -> None:
+    # Paimon: SchemaValidation#validateForDeletionVectors, SchemaManager#checkAlterTableOption
+    if options.deletion_vectors_enabled and options.changelog_producer is ChangelogProducer.FULL_COMPACTION:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'deletion-vectors.enabled' = 'true' works with 'changelog-producer' none, input or "
+            f"lookup only, not full-compaction"
+        )
+    if options.deletion_vectors_enabled and options.merge_engine is MergeEngine.FIRST_ROW:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'deletion-vectors.enabled' = 'true' does not go with 'merge-engine' = "
+            f"'first-row': first-row never deletes old data, so it needs no deletion vectors"
+        )
+    if previous is None or options.deletion_vectors_modifiable:
+        return
+    before = previous.core_options.deletion_vectors_enabled
+    if before != options.deletion_vectors_enabled:
+        raise InvalidOptionError(
+            f"Table {table_name}: cannot change 'deletion-vectors.enabled' from {str(before).lower()} to "
+            f"{str(options.deletion_vectors_enabled).lower()}: without a full compaction first, readers could see "
+            f"duplicate rows. Set 'deletion-vectors.modifiable' = 'true' to allow it anyway"
         )
 
 

@@ -94,7 +94,8 @@ def test_the_store_is_built_once_per_schema_and_renewed_by_alter(cat) -> None:  
     ("fields.v.stats-mode", " full", InvalidOptionError),  # Java does not trim it either
     ("compaction.small-file-ratio", "-1", InvalidOptionError),
     ("dynamic-bucket.max-buckets", "0", InvalidOptionError),
-    ("changelog-producer", "input", UnsupportedOptionError),
+    ("changelog-producer", "sometimes", InvalidOptionError),
+    ("changelog.num-retained.min", "50", UnsupportedOptionError),  # decoupled changelogs need a producer
     ("file.format", "csv", UnsupportedOptionError),
     ("data-file.prefix", "../x-", InvalidOptionError),
 ])

@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from laketide.index.dv_maintainer import IndexFileChanges
 from laketide.meta.manifest import DataFileMeta
+from laketide.mergetree.compaction.full_changelog import FullCompactionChangelog
+from laketide.mergetree.compaction.lookup_changelog import LookupChangelog
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter, run_compact_unit
 from laketide.mergetree.compaction.universal import (
     CompactStrategy,
@@ -52,7 +55,7 @@ class CompactionSettings:
     run_trigger: int
     optimization_interval_ms: int | None
     force_level0: bool  # level 0 is invisible to readers: compact it away at every commit
-    full_only: bool  # deletion vectors are not maintained: only a full compaction leaves one visible run
+    deletion_vectors: bool  # old rows are deleted by vector: retractions can go at any output level
     full_delta_commits: int | None
 
     @staticmethod
@@ -74,7 +77,7 @@ class CompactionSettings:
             run_trigger=options.num_sorted_run_compaction_trigger,
             optimization_interval_ms=options.compaction_optimization_interval,
             force_level0=lookup or dv,
-            full_only=dv,
+            deletion_vectors=dv,
             full_delta_commits=options.full_compaction_delta_commits,
         )
 
@@ -104,12 +107,16 @@ class MergeTreeCompactManager:
     """Picks and runs compactions of one bucket, keeping its :class:`Levels` up to date."""
 
     def __init__(
-        self, levels: Levels, *, strategy: CompactStrategy, rewriter: KeyValueRewriter, settings: CompactionSettings
+        self, levels: Levels, *, strategy: CompactStrategy, rewriter: KeyValueRewriter, settings: CompactionSettings,
+        changelog: LookupChangelog | None = None,
+        full_changelog: FullCompactionChangelog | None = None,
     ) -> None:
         self.levels = levels
         self.strategy = strategy
         self.rewriter = rewriter
         self.settings = settings
+        self.changelog = changelog
+        self.full_changelog = full_changelog
 
     def add_new_file(self, f: DataFileMeta) -> None:
         self.levels.add_level0_file(f)
@@ -121,10 +128,13 @@ class MergeTreeCompactManager:
     def pick(self, *, full: bool) -> CompactUnit | None:
         runs = self.levels.level_sorted_runs()
         n = self.levels.number_of_levels
-        if full or (self.settings.full_only and self.levels.level0):
-            return pick_full_compaction(n, runs)
-        if self.settings.full_only:
-            return None
+        if full:
+            unit = pick_full_compaction(n, runs)
+            if unit is None and self.settings.deletion_vectors:
+                # One top-level run already: still fold in its deletion vectors (Java's pickFullCompaction).
+                with_vectors = tuple(f for f in self.levels.all_files() if self.rewriter.must_rewrite(f))
+                unit = CompactUnit(n - 1, with_vectors) if with_vectors else None
+            return unit
         unit = self.strategy.pick(n, runs)
         if unit is None or not unit.files:
             return None
@@ -138,12 +148,26 @@ class MergeTreeCompactManager:
         if unit is None:
             return None
         # Retractions may go only when nothing older can remain below the output.
-        drop_delete = unit.output_level != 0 and unit.output_level >= self.levels.non_empty_highest_level()
-        result = run_compact_unit(
-            unit, rewriter=self.rewriter, key_range=self.levels.key_range,
-            min_file_size=self.settings.min_file_size, drop_delete=drop_delete, max_level=self.levels.max_level,
+        drop_delete = unit.output_level != 0 and (
+            self.settings.deletion_vectors or unit.output_level >= self.levels.non_empty_highest_level()
         )
+        # The changelog compares against the levels as they are before this unit is compacted.
+        changelog = tuple(self.changelog.produce(unit)) if self.changelog is not None else ()
+        try:
+            result = run_compact_unit(
+                unit, rewriter=self.rewriter, key_range=self.levels.key_range,
+                min_file_size=self.settings.min_file_size, drop_delete=drop_delete, max_level=self.levels.max_level,
+            )
+        except BaseException:
+            for f in changelog:
+                self.changelog.delete_file(f)  # type: ignore[union-attr]
+            raise
+        if self.full_changelog is not None:
+            changelog += tuple(self.full_changelog.produce(unit, result))
+        result = CompactResult(result.before, result.after, changelog)
         self.levels.update(result.before, result.after)
+        kept = {f.file_name for f in result.after}
+        self.rewriter.files_replaced([f.file_name for f in result.before if f.file_name not in kept])
         return result
 
 
@@ -154,8 +178,11 @@ class CompactingMergeTreeWriter:
     writer: MergeTreeWriter
     manager: MergeTreeCompactManager
     delete_file: Callable[[DataFileMeta], None]
+    # Writes the bucket's changed index files (deletion vectors) at prepare_commit; None: the bucket has none.
+    write_index: Callable[[], IndexFileChanges] | None = None
     _compact_before: dict[str, DataFileMeta] = field(default_factory=dict)
     _compact_after: list[DataFileMeta] = field(default_factory=list)
+    _compact_changelog: list[DataFileMeta] = field(default_factory=list)
     _commits: int = 0
 
     def write(self, rows: pa.Table) -> None:
@@ -197,13 +224,29 @@ class CompactingMergeTreeWriter:
         self._compact_after.clear()
         return before, after
 
+    def drain_changelog(self) -> list[DataFileMeta]:
+        return self.writer.drain_changelog()
+
+    def drain_compact_changelog(self) -> list[DataFileMeta]:
+        """Changelog files the compactions since the last call produced (changelog-producer = lookup)."""
+        out = list(self._compact_changelog)
+        self._compact_changelog.clear()
+        return out
+
+    def drain_index_files(self) -> IndexFileChanges:
+        """The index files written for this commit (new ones and the ones they replace)."""
+        return self.write_index() if self.write_index is not None else IndexFileChanges()
+
     def abort(self) -> None:
         self.writer.abort()
         for f in self._compact_after:
             if f.file_name not in self._compact_before:  # an upgraded file belongs to the table already
                 self.delete_file(f)
+        for f in self._compact_changelog:
+            self.delete_file(f)
         self._compact_before.clear()
         self._compact_after.clear()
+        self._compact_changelog.clear()
 
     def _compact(self, *, full: bool) -> bool:
         result = self.manager.compact(full=full)
@@ -219,4 +262,5 @@ class CompactingMergeTreeWriter:
             else:
                 self._compact_before[f.file_name] = f
         self._compact_after.extend(result.after)
+        self._compact_changelog.extend(result.changelog)
         return True

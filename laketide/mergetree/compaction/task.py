@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from laketide.meta.manifest import DataFileMeta
 from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, to_kv_table
+from laketide.mergetree.lookup import LookupLevels
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.compaction.universal import CompactUnit
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
@@ -39,12 +40,13 @@ class CompactResult:
 
     before: tuple[DataFileMeta, ...] = ()
     after: tuple[DataFileMeta, ...] = ()
+    changelog: tuple[DataFileMeta, ...] = ()  # changelog files it produced (changelog-producer = lookup)
 
     def __add__(self, other: CompactResult) -> CompactResult:
-        return CompactResult(self.before + other.before, self.after + other.after)
+        return CompactResult(self.before + other.before, self.after + other.after, self.changelog + other.changelog)
 
     def is_empty(self) -> bool:
-        return not self.before and not self.after
+        return not self.before and not self.after and not self.changelog
 
 
 @dataclass(slots=True)
@@ -57,6 +59,22 @@ class KeyValueRewriter:
     merge: MergeFunction
     kv_schema: pa.Schema
     sort: SortMergeSettings  # how many runs are read directly, how much a merge may hold
+    lookup: LookupLevels | None = None  # the bucket's lookup files (deletion vectors, lookup changelog)
+
+    def must_rewrite(self, f: DataFileMeta) -> bool:
+        """Whether ``f`` is rewritten even where it could only be upgraded (deletion vectors: see there)."""
+        return False
+
+    def files_replaced(self, names: Sequence[str]) -> None:
+        """Files that left the bucket after a compaction (what the rewriter keeps per file can go)."""
+        if self.lookup is not None:
+            for name in names:
+                self.lookup.forget(name)
+
+    def close(self) -> None:
+        """Release local resources (lookup files)."""
+        if self.lookup is not None:
+            self.lookup.close()
 
     def rewrite(
         self, output_level: int, *, drop_delete: bool, sections: Sequence[Sequence[Sequence[DataFileMeta]]]
@@ -111,7 +129,7 @@ def run_compact_unit(
     candidate: list[list[list[DataFileMeta]]] = []
 
     def upgrade(f: DataFileMeta) -> CompactResult:
-        if out == max_level and _may_hold_deletes(f):
+        if (out == max_level and _may_hold_deletes(f)) or rewriter.must_rewrite(f):
             # The top level must not keep retractions: nothing below could use them.
             return rewriter.rewrite(out, drop_delete=drop_delete, sections=[[[f]]])
         if f.level != out:

@@ -1,0 +1,127 @@
+"""Compaction of a deletion-vector bucket: level-0 keys are looked up in the levels above the output, and the old
+row is marked deleted in its file's deletion vector instead of rewriting that file.
+
+For each section of a compaction unit going to level ``n > 0``, the distinct keys of its level-0 files are looked
+up in levels ``n + 1`` and up (files outside the unit). The live rows found join the merge as one more (oldest)
+sorted run — so partial-update and aggregation fold in the value readers saw — and their positions are deleted in
+the deletion vectors once the rewrite has succeeded. Files of the unit are read through their deletion vectors.
+Every level-0 file is rewritten (never only upgraded): its keys must be looked up; so is every file with a
+vector that a compaction takes in (a full compaction leaves no vector). As in Java, retractions are
+dropped at any output level: the older rows they retract are already deleted by vector.
+
+Invariant kept: above level 0, each key has at most one row not deleted by a vector, so a batch read of the
+levels above 0 through their vectors needs no merge.
+
+Paimon: mergetree.compact.LookupMergeTreeCompactRewriter, LookupChangelogMergeFunctionWrapper (deletion
+vector branch), MergeTreeCompactManager (dropDelete with a DV maintainer)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+import numpy as np
+import pyarrow as pa
+
+from laketide.index.dv_maintainer import BucketDeletionVectors
+from laketide.meta.manifest import DataFileMeta
+from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter
+from laketide.mergetree.merge import drop_retracts, merge_order
+from laketide.mergetree.sort_merge import RunSource, merge_sorted_runs, reader_memory
+
+__all__ = ["DeletionVectorRewriter"]
+
+_KEY_BATCH_ROWS = 65536
+
+
+@dataclass(slots=True)
+class DeletionVectorRewriter(KeyValueRewriter):
+    """A :class:`KeyValueRewriter` that maintains the bucket's deletion vectors through lookups."""
+
+    vectors: BucketDeletionVectors = field(default_factory=lambda: BucketDeletionVectors({}))
+
+    def rewrite(
+        self, output_level: int, *, drop_delete: bool, sections: Sequence[Sequence[Sequence[DataFileMeta]]]
+    ) -> CompactResult:
+        skip = {f.file_name for section in sections for run in section for f in run}
+        deletions: dict[str, list[np.ndarray]] = {}
+        writer = self.new_writer(output_level)
+        try:
+            for section in sections:
+                runs = [RunSource(size=sum(f.file_size for f in run), read=self._reader(run),
+                                  memory=reader_memory([f.file_size for f in run], columns=len(self.kv_schema)))
+                        for run in section]
+                if output_level > 0:
+                    found = self._look_up(section, output_level, skip, deletions)
+                    if found is not None:
+                        runs.append(found)
+                for merged in merge_sorted_runs(runs, self.merge, settings=self.sort):
+                    if drop_delete:
+                        merged = drop_retracts(merged)
+                    if merged.num_rows:
+                        writer.write(self._to_kv(merged))
+            after = writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+        for name, parts in deletions.items():
+            self.vectors.notify_deletions(name, np.concatenate(parts))
+        before = tuple(f for section in sections for run in section for f in run)
+        return CompactResult(before, tuple(after))
+
+    def must_rewrite(self, f: DataFileMeta) -> bool:
+        # Level-0 keys must be looked up; a file with a vector that takes part in a compaction sheds it.
+        return f.level == 0 or self.vectors.vector_of(f.file_name) is not None
+
+    def files_replaced(self, names: Sequence[str]) -> None:
+        for name in names:
+            self.vectors.remove(name)
+        KeyValueRewriter.files_replaced(self, names)
+
+    def _reader(self, files: Sequence[DataFileMeta]) -> Callable[[int], Iterator[pa.Table]]:
+        def read(batch_rows: int) -> Iterator[pa.Table]:
+            for f in files:
+                deleted = self.vectors.deleted_mask(f.file_name, f.row_count)
+                offset = 0
+                for part in self.read_file(f, batch_rows):
+                    n = part.num_rows
+                    if deleted is not None:
+                        keep = ~deleted[offset: offset + n]
+                        if not keep.all():
+                            part = part.filter(pa.array(keep))
+                    offset += n
+                    yield part
+
+        return read
+
+    def _level0_keys(self, section: Sequence[Sequence[DataFileMeta]]) -> pa.Table | None:
+        names = list(self.merge.spec.key_names)
+        parts = [part.select(names) for run in section for f in run if f.level == 0
+                 for part in self.read_file(f, _KEY_BATCH_ROWS)]
+        parts = [p for p in parts if p.num_rows]
+        if not parts:
+            return None
+        keys = pa.concat_tables(parts)
+        return keys.group_by(names, use_threads=False).aggregate([]).select(names)
+
+    def _look_up(
+        self, section: Sequence[Sequence[DataFileMeta]], output_level: int, skip: set[str],
+        deletions: dict[str, list[np.ndarray]],
+    ) -> RunSource | None:
+        keys = self._level0_keys(section)
+        if keys is None:
+            return None
+        assert self.lookup is not None, "a deletion-vector rewriter needs the bucket's lookup levels"
+        result = self.lookup.lookup(keys, start_level=output_level + 1, skip=skip,
+                                    deleted_mask=self.vectors.deleted_mask)
+        for name, pos in result.positions.items():
+            deletions.setdefault(name, []).append(pos)
+        if result.rows is None or result.rows.num_rows == 0:
+            return None
+        rows = result.rows.take(merge_order(result.rows, self.merge.spec)).combine_chunks()
+
+        def read(batch_rows: int) -> Iterator[pa.Table]:
+            for start in range(0, rows.num_rows, batch_rows):
+                yield rows.slice(start, batch_rows)
+
+        return RunSource(size=rows.nbytes, memory=rows.nbytes, read=read)

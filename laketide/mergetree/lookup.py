@@ -1,0 +1,173 @@
+"""Looking keys up in the higher levels of one bucket: where does the live version of a key sit?
+
+Each data file of a level above 0 gets a local lookup file the first time a lookup reaches it: its key-value rows
+as an uncompressed Arrow IPC file in a local temporary directory, memory-mapped when read (the OS pages it, the
+process holds only what a lookup touches). Row ``i`` of the lookup file is row position ``i`` of the data file,
+which is what a deletion vector marks. Lookup files live as long as the bucket's writer (so a long-lived writer
+reads each data file from the table's file system once) and are dropped with the data file.
+
+A lookup is one hash join per file of the probe keys against the file's keys (floating keys compared through
+their Java order rank, so -0.0 / NaN match as Java's comparator does), level by level from the lowest: a key
+found at one level is not looked up further. Rows already deleted by a deletion vector do not count.
+
+Paimon: mergetree.LookupLevels (with PositionedKeyValueProcessor), lookup.LookupStoreFactory
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from laketide.meta.manifest import DataFileMeta
+from laketide.mergetree.key_order import order_column, py_key
+from laketide.mergetree.levels import Levels
+from laketide.mergetree.merge import key_order
+
+__all__ = ["LookupLevels", "LookupResult"]
+
+_POSITION = "_LOOKUP_POSITION"
+_READ_BATCH_ROWS = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class LookupResult:
+    """Rows found (key-value layout of the files), and per file the row positions they came from."""
+
+    rows: pa.Table | None
+    positions: dict[str, np.ndarray]
+
+
+class LookupLevels:
+    """Lazily built local lookup files for the files of one bucket's levels above 0."""
+
+    def __init__(
+        self,
+        levels: Levels,
+        *,
+        key_names: Sequence[str],
+        read_file: Callable[[DataFileMeta, int], Iterator[pa.Table]],
+        local_dir: str | None = None,
+    ) -> None:
+        self.levels = levels
+        self.key_names = list(key_names)
+        self.read_file = read_file
+        self._local_dir = local_dir
+        self._dir: str | None = None
+        self._files: dict[str, str] = {}  # data file name -> its local lookup file
+        self._finalizer: weakref.finalize | None = None
+
+    # -- local files -------------------------------------------------------------------------------------------
+    def _root(self) -> str:
+        if self._dir is None:
+            self._dir = tempfile.mkdtemp(prefix="laketide-lookup-", dir=self._local_dir)
+            self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, True)
+        return self._dir
+
+    def _local(self, f: DataFileMeta) -> pa.Table:
+        path = self._files.get(f.file_name)
+        if path is None:
+            path = os.path.join(self._root(), f"{f.file_name}.arrow")
+            tmp = path + ".tmp"
+            writer: pa.ipc.RecordBatchFileWriter | None = None
+            with pa.OSFile(tmp, "wb") as sink:
+                try:
+                    for part in self.read_file(f, _READ_BATCH_ROWS):
+                        if writer is None:
+                            writer = pa.ipc.new_file(sink, part.schema)
+                        writer.write_table(part)
+                finally:
+                    if writer is not None:
+                        writer.close()
+            if writer is None:
+                os.remove(tmp)
+                return pa.table({})
+            os.replace(tmp, path)
+            self._files[f.file_name] = path
+        # The mapped buffers keep the mapping alive after the file object is gone.
+        return pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
+
+    def forget(self, file_name: str) -> None:
+        """The file left the bucket: drop its lookup file."""
+        path = self._files.pop(file_name, None)
+        if path is not None and os.path.exists(path):
+            os.remove(path)
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+        self._files.clear()
+        self._dir = None
+
+    # -- lookups -----------------------------------------------------------------------------------------------
+    def _join_keys(self, table: pa.Table) -> pa.Table:
+        return pa.table({f"k{i}": order_column(table.column(n)) for i, n in enumerate(self.key_names)})
+
+    def _bounds(self, keys: pa.Table) -> tuple[tuple[object, ...], tuple[object, ...]]:
+        order = key_order(keys, self.key_names)
+        first, last = int(order[0].as_py()), int(order[-1].as_py())
+        lo = py_key([keys.column(n)[first].as_py() for n in self.key_names])
+        hi = py_key([keys.column(n)[last].as_py() for n in self.key_names])
+        return lo, hi
+
+    def lookup(
+        self,
+        keys: pa.Table,
+        *,
+        start_level: int,
+        skip: set[str],
+        deleted_mask: Callable[[str, int], np.ndarray | None],
+        first_only: bool = True,
+    ) -> LookupResult:
+        """The live rows of ``keys`` (distinct, key columns) in levels ``start_level`` and up.
+
+        ``skip``: file names not to look in (the files being compacted); ``deleted_mask``: a file's deleted
+        positions (its deletion vector, as the caller maintains it); ``first_only``: a key found at one level is
+        not looked up in the levels above (else every version of it is returned).
+        """
+        positions: dict[str, np.ndarray] = {}
+        found: list[pa.Table] = []
+        remaining = keys
+        names = [f"k{i}" for i in range(len(self.key_names))]
+        for level in range(max(start_level, 1), self.levels.number_of_levels):
+            if remaining.num_rows == 0:
+                break
+            lo, hi = self._bounds(remaining)
+            hit_parts: list[pa.Table] = []
+            for f in self.levels.run_of_level(level).files:
+                if f.file_name in skip:
+                    continue
+                f_lo, f_hi = self.levels.key_range(f)
+                if f_hi < lo or f_lo > hi:
+                    continue
+                local = self._local(f)
+                if local.num_rows == 0:
+                    continue
+                probe = self._join_keys(remaining)
+                side = self._join_keys(local).append_column(_POSITION, pa.array(np.arange(local.num_rows)))
+                joined = side.join(probe, keys=names, join_type="inner")
+                if joined.num_rows == 0:
+                    continue
+                pos = np.sort(joined.column(_POSITION).to_numpy())
+                mask = deleted_mask(f.file_name, local.num_rows)
+                if mask is not None:
+                    pos = pos[~mask[pos]]
+                if pos.size == 0:
+                    continue
+                positions[f.file_name] = pos
+                rows = local.take(pa.array(pos))
+                found.append(rows)
+                hit_parts.append(self._join_keys(rows))
+            if hit_parts and first_only:
+                hits = pa.concat_tables(hit_parts)
+                probe = self._join_keys(remaining).append_column(_POSITION, pa.array(np.arange(remaining.num_rows)))
+                left = probe.join(hits, keys=names, join_type="left anti")
+                remaining = remaining.take(pa.array(np.sort(left.column(_POSITION).to_numpy())))
+        rows = pa.concat_tables(found, promote_options="none") if found else None
+        return LookupResult(rows, positions)
