@@ -780,7 +780,6 @@ class UnsupportedOption:
 
 
 _NO_CHANGELOG = "laketide writes no changelog files"
-_NO_FILE_INDEX = "laketide writes no file indexes"
 
 # One entry per key (or key pattern). Options that only tune how work is done (buffers, spilling, parallelism,
 # compaction timing, caches) are not here: ignoring them changes no byte a reader sees. Read options are not
@@ -815,7 +814,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide names partition directories the legacy way (Java's toString)"),
     UnsupportedOption(key="changelog-producer", example="input", unsupported=_other_than("none"),
                       reason=_NO_CHANGELOG),
-    UnsupportedOption(key="file-index.*.columns", example="id", reason=_NO_FILE_INDEX),
     UnsupportedOption(key="ignore-update-before", example="true", unsupported=_true,
                       reason="laketide does not drop -U rows on write"),
     UnsupportedOption(key="primary-key.nullable", example="true", unsupported=_true,

@@ -21,6 +21,7 @@ from laketide.exceptions import (
     UnsupportedOptionError,
 )
 from laketide.format import file_format
+from laketide.index.file_index.writer import file_index_spec
 from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
@@ -49,6 +50,7 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_bucket(schema, options, table_name)
     _check_fields(schema, options, table_name)
     _check_retention(options, table_name)
+    file_index_spec(schema, table_name=table_name)  # unknown column, type an index cannot take, bad option
     try:
         check_engine_options(schema)
     except InvalidOptionError as e:
