@@ -180,7 +180,7 @@ def compacting_writer_factory(
 
 
 # -- the dedicated compaction ------------------------------------------------------------------------------------
-def _partition_predicate(
+def partition_predicate(
     table: Table, partitions: Sequence[Mapping[str, object]] | None, where: str | Predicate | None
 ) -> Predicate | None:
     preds: list[Predicate] = []
@@ -233,7 +233,7 @@ def plan_compaction(
         return []
     scan = table.file_scan()
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
-    for e in scan.plan(latest, predicate=_partition_predicate(table, partitions, where)):
+    for e in scan.plan(latest, predicate=partition_predicate(table, partitions, where)):
         groups.setdefault((e.partition, e.bucket), []).append(e)
     dv_buckets: set[tuple[bytes, int]] = set()
     if groups and table.primary_keys:

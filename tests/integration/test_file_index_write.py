@@ -50,7 +50,7 @@ def container_of(t: Table, f: DataFileMeta) -> FileIndexContainer:
         assert not f.extra_files
         return FileIndexContainer(f.embedded_index, path=f.file_name)
     (name,) = f.extra_files
-    assert name == f"{f.file_name}.index"
+    assert name.startswith(f.file_name) and name.endswith(".index")  # rewrites name it <file>-<n>.index
     return FileIndexContainer(Path(f"{bucket_dir(t)}/{name}").read_bytes(), path=name)
 
 
