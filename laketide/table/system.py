@@ -1,6 +1,6 @@
 """System tables (``db.t$snapshots`` ...): metadata exposed as read-only Arrow tables.
 
-Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable
+Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable (``$files``: table/files_table.py)
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from laketide.exceptions import NoSuchTableError
 from laketide.expr import Predicate, bind, filter_table, parse_where
+from laketide.table.files_table import files_table
 from laketide.table.table import Table
 
 __all__ = ["SystemTable", "system_table"]
@@ -96,6 +97,7 @@ def _read_optimized(t: Table) -> pa.Table:
 
 
 _SYSTEM_TABLES: dict[str, Callable[[Table], pa.Table]] = {
+    "files": files_table,
     "ro": _read_optimized,
     "snapshots": _snapshots,
     "schemas": _schemas,
