@@ -153,7 +153,9 @@ class RollingFileWriter:
             except Exception:  # noqa: BLE001 - we are cleaning up after another failure
                 pass
             self._writer = None
-        self._index = None
+        if self._index is not None:
+            self._index.abort()
+            self._index = None
         if self._out is not None:
             try:
                 # Closed on its own: a format writer that failed to close leaves its stream open.
@@ -183,6 +185,8 @@ class RollingFileWriter:
 
     def _close_current(self) -> None:
         assert self._writer is not None and self._path is not None and self._name is not None
+        if self._index is not None:
+            self._index.start_finish()  # serialized while the data file is encoded
         self._writer.close()  # type: ignore[attr-defined]
         self._out.close()  # type: ignore[attr-defined]
         self._writer = None

@@ -15,8 +15,11 @@ Paimon: io.DataFileIndexWriter, io.KeyValueDataFileWriter, io.RowDataFileWriter,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import pyarrow as pa
 
@@ -30,6 +33,8 @@ from laketide.schema.table_schema import TableSchema
 from laketide.types import DataType
 
 __all__ = ["DataFileIndexWriter", "PlacedIndex", "file_index_spec", "file_index_usable"]
+
+_T = TypeVar("_T")
 
 
 def file_index_spec(schema: TableSchema, *, table_name: str) -> FileIndexSpec:
@@ -63,18 +68,52 @@ _NONE = PlacedIndex()
 
 
 class DataFileIndexWriter:
-    """Builds one data file's index from its batches and places it when the file closes."""
+    """Builds one data file's index from its batches and places it when the file closes.
+
+    The work runs on one background thread, in batch order, while the caller encodes the data file: hashing,
+    sorting and serializing (numpy, pyroaring) overlap with the format writer's encoding (which releases the GIL
+    too), so indexes add little to a write's wall time. At most a few batches wait for the thread.
+    """
+
+    _MAX_PENDING = 2
 
     def __init__(self, spec: FileIndexSpec, *, fields: Mapping[str, DataType]) -> None:
         self._spec = spec
         self._builder = FileIndexBuilder(spec, fields=fields)
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: deque[Future[None]] = deque()
+        self._result: Future[bytes | None] | None = None
+
+    def _submit(self, fn: Callable[..., _T], *args: object) -> Future[_T]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="laketide-file-index")
+        return self._pool.submit(fn, *args)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        self._builder.write(batch)
+        self._pending.append(self._submit(self._builder.write, batch))
+        while len(self._pending) > self._MAX_PENDING:
+            self._pending.popleft().result()  # bounded: a slow index never holds many batches in memory
+
+    def start_finish(self) -> None:
+        """Start serializing (call before closing the data file, so both run at once)."""
+        if self._result is None:
+            self._result = self._submit(self._builder.finish)
+
+    def abort(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def finish(self, file_io: FileIO, data_file_path: str, data_file_name: str) -> PlacedIndex:
         """Serialize the index; embed it when small enough, else write the sidecar beside the data file."""
-        container = self._builder.finish()
+        self.start_finish()
+        assert self._result is not None
+        try:
+            for f in self._pending:
+                f.result()
+            container = self._result.result()
+        finally:
+            self.abort()
         if container is None:
             return _NONE
         if self._spec.embed(len(container)):
