@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from pyroaring import FrozenBitMap
 
@@ -29,7 +29,13 @@ from laketide.exceptions import FileIndexCorruptError
 from laketide.expr import Predicate
 from laketide.expr.predicate import pick_fields, rename_fields
 from laketide.fs import FileIO
-from laketide.index.file_index import FileIndexContainer, FileIndexEvaluation, ResultKind, evaluate_file_index
+from laketide.index.file_index import (
+    FileIndexContainer,
+    FileIndexEvaluation,
+    FileIndexResult,
+    ResultKind,
+    evaluate_file_index,
+)
 from laketide.meta.manifest import ManifestEntry
 from laketide.meta.paths import FileStorePathFactory
 from laketide.schema.schema_manager import SchemaManager
@@ -77,8 +83,6 @@ class FileIndexReport:
     files: tuple[FileIndexUsage, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        from dataclasses import asdict
-
         return asdict(self)
 
 
@@ -191,8 +195,6 @@ class FileIndexFilter:
         return FileIndexPlan(kept, selections, report)
 
     def _evaluate(self, e: ManifestEntry) -> FileIndexEvaluation:
-        from laketide.index.file_index.result import FileIndexResult
-
         f = e.file
         predicate, fields = self._file_predicate(f.schema_id)
         if predicate is None:

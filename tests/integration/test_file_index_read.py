@@ -78,3 +78,19 @@ def test_parquet_read_selected_decodes_only_row_groups_with_selected_rows(tmp_pa
     assert starts == [0, 2000, 9000]  # three of ten row groups
     for pos, batch in got:
         assert batch.column("id").to_pylist() == list(range(pos, pos + batch.num_rows))
+
+
+def test_sidecars_live_beside_data_files_under_a_path_directory(catalog) -> None:  # noqa: ANN001
+    from pathlib import Path
+
+    t = catalog.create_table("db.t", SCHEMA, options={**INDEXES, "file-index.in-manifest-threshold": "1 b",
+                                                       "data-file.path-directory": "data"})
+    t.write(rows(100))
+    t.write(rows(100, start=100))
+    sidecars = sorted(p.relative_to(t.path).as_posix() for p in Path(t.path).rglob("*.index"))
+    assert len(sidecars) == 2 and all(s.startswith("data/bucket-0/") for s in sidecars)
+    scan = t.scan(where=col("grp") == 1)
+    assert scan.to_arrow().num_rows == 40 and scan.explain().file_index.files_with_row_selection == 2
+    assert not scan.explain().file_index.corrupt_indexes
+    assert sorted(r["file_index_path"].rsplit("/", 3)[-3] for r in catalog.table("db.t$files").read().to_pylist()) \
+        == ["data", "data"]
