@@ -112,3 +112,29 @@ def test_empty_table_and_unknown_partition_key(catalog) -> None:  # noqa: ANN001
     t.write(rows(10))
     with pytest.raises(SchemaError, match="nope"):
         t.rewrite_file_index(partitions=[{"nope": 1}])
+
+
+def test_rewrite_losing_to_a_concurrent_compaction_leaves_nothing(catalog, monkeypatch) -> None:  # noqa: ANN001
+    from laketide.exceptions import CommitConflictError
+
+    t = catalog.create_table("db.t", SCHEMA, options={"file-index.in-manifest-threshold": "1 b"})
+    for i in range(3):
+        t.write(rows(50, start=i * 50))
+    t = set_options(t, {"file-index.bitmap.columns": "grp"})
+    other = catalog.table("db.t")  # another job compacts while the rewrite reads the files
+    real_commit = t.commit
+
+    def commit_after_a_compaction(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        other.compact(full=True)
+        return real_commit(*args, **kwargs)
+
+    monkeypatch.setattr(t, "commit", commit_after_a_compaction)
+    with pytest.raises(CommitConflictError):
+        t.rewrite_file_index()
+    live = {x for f in live_files(catalog.table("db.t")) for x in f.extra_files}  # the compaction's own index
+    assert {p.name for p in Path(t.path).rglob("*.index")} == live  # the rewrite's sidecars are gone
+    assert catalog.table("db.t").read().sort_by("id").to_pylist() == rows(150).to_pylist()
+    monkeypatch.undo()
+    fresh = catalog.table("db.t")
+    assert index_types(fresh) == [{("grp", "bitmap")}]  # the compacted file was indexed when written
+    assert fresh.rewrite_file_index() is None  # nothing left to rewrite
