@@ -27,7 +27,8 @@ HERE = Path(__file__).parent
 ROOT = HERE.parent
 SIZE_SUITES = ("append", "pk", "compaction", "filtered", "merge_engines", "dynamic_bucket")
 # memory: peak RSS at --memory-rows against 1.2M rows, each step in a fresh process (about 2 minutes at 10M).
-ALL_SUITES = (*SIZE_SUITES, "commit_latency", "memory", "spark")
+# file_index: 2M rows in 20 files (issue 17's size) once, not at every size.
+ALL_SUITES = (*SIZE_SUITES, "commit_latency", "memory", "file_index", "spark")
 DEFAULT_SIZES = "100000,500000,2000000"
 SUITE_TIMEOUT_S = 1800
 
@@ -69,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--memory-rows", type=int, default=memory.DEFAULT_ROWS,
                         help=f"table size for the memory suite, compared with {memory.REFERENCE_ROWS:,} rows "
                              f"(default {memory.DEFAULT_ROWS:,})")
+    parser.add_argument("--file-index-rows", type=int, default=2_000_000,
+                        help="rows of the file-index suite's 20-file table (default 2,000,000)")
     parser.add_argument("--spark-rows", type=int, default=None, help="rows for the Spark suite (default: middle size)")
     parser.add_argument("--pypaimon-max-rows", type=int, default=Peers().pypaimon_max_rows,
                         help="largest size at which pure-Python pypaimon runs (it is slow)")
@@ -98,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
         plan.append(("commit_latency", args.commits))
     if "memory" in suites:
         plan.append(("memory", args.memory_rows))
+    if "file_index" in suites:
+        plan.append(("file_index", args.file_index_rows))
     if "spark" in suites:
         plan.append(("spark", spark_rows))
     t0 = time.perf_counter()

@@ -25,6 +25,8 @@ SUITE_TITLES = {
     "commit_latency": "Commit latency vs table history (100-row appends, one table)",
     "memory": "Peak memory (RSS, fresh process per step) of write, read and full compaction as the table grows; "
               "hashing long keys",
+    "file_index": "File indexes (20-file append table): bloom / bitmap / BSI filters with the index on and off "
+                  "(`file-index.read.enabled = false`), and the write overhead of the three indexes",
     "spark": "laketide through Spark (local[2]) vs Spark's native Parquet source and sink",
 }
 EXPLANATION = """\

@@ -25,6 +25,7 @@ from bench import (
     commit_latency,
     compaction,
     dynamic_bucket,
+    file_index,
     filtered_read,
     memory,
     merge_engines,
@@ -42,6 +43,7 @@ SUITES: dict[str, Callable[..., SuiteRun]] = {
     "dynamic_bucket": dynamic_bucket.collect,
     "commit_latency": commit_latency.collect,
     "memory": memory.collect,
+    "file_index": file_index.collect,
 }
 SPARK = "spark"
 # spark_bench's own result keys end in " <engine> s"; these are the engines it names.

@@ -848,7 +848,6 @@ class UnsupportedOption:
         return re.fullmatch(pattern, key) is not None
 
 
-_NO_FILE_INDEX = "laketide writes no file indexes"
 
 # One entry per key (or key pattern). Options that only tune how work is done (buffers, spilling, parallelism,
 # compaction timing, caches) are not here: ignoring them changes no byte a reader sees. Read options are not
@@ -879,7 +878,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide writes data files under the table directory only"),
     UnsupportedOption(key="partition.legacy-name", example="false", unsupported=_false,
                       reason="laketide names partition directories the legacy way (Java's toString)"),
-    UnsupportedOption(key="file-index.*.columns", example="id", reason=_NO_FILE_INDEX),
     UnsupportedOption(key="ignore-update-before", example="true", unsupported=_true,
                       reason="laketide does not drop -U rows on write"),
     UnsupportedOption(key="primary-key.nullable", example="true", unsupported=_true,

@@ -162,3 +162,14 @@ def test_entry_point_end_to_end(tmp_path: Path) -> None:
     assert all("error" not in s for s in payload["suites"])
     text = markdown.read_text()
     assert "## Scaling" in text and "| pk merge read | laketide |" in text
+
+
+def test_file_index_suite_returns_the_floors_rows(tmp_path: Path) -> None:
+    from bench import file_index
+
+    suite = file_index.collect(4_000, repeat=1, work=tmp_path, peers=FLOORS_ONLY)
+    assert suite.notes == []  # every engine returned the floor's rows
+    assert all(r.ok for r in suite.results)
+    assert suite.meta[file_index.BLOOM]["files_skipped"] >= 15  # the bloom filters ruled out other files
+    assert suite.meta[file_index.BITMAP]["skipped_by"].get("bitmap", 0) == file_index.FILES - 1
+    assert set(file_index.ratios(suite)) >= {"write overhead of the three indexes"}

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, BinaryIO, ClassVar
 
+import numpy as np
 import pyarrow as pa
 
 from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError
@@ -170,6 +171,22 @@ class FileFormat(ABC):
             return
         for batch in batches:
             yield self._cast(batch, schema)
+
+    def read_selected(
+        self,
+        source: BinaryIO | str,
+        *,
+        rows: np.ndarray,
+        columns: Sequence[str] | None = None,
+        batch_size: int = 65536,
+    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """Batches covering at least the rows at positions ``rows`` (sorted, 0-based), each with the position of
+        its first row in the file. Formats that can skip parts of a file (Parquet row groups) read only the
+        parts holding a selected row; by default the whole file is read (callers filter the rows)."""
+        pos = 0
+        for batch in self.read(source, columns=columns, batch_size=batch_size):
+            yield pos, batch
+            pos += batch.num_rows
 
     def _cast(self, batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
         """Casts a batch as read to the caller's types; formats with lossy physical types override it."""

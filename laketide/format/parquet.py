@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, BinaryIO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -174,6 +175,29 @@ class ParquetFormat(FileFormat):
             return pq.ParquetFile(stream, buffer_size=_READ_BUFFER_BYTES, pre_buffer=False)
         except pa.ArrowInvalid as e:
             raise FileIOError(f"not a readable Parquet file: {describe_source(source)}: {e}") from e
+
+    def read_selected(
+        self,
+        source: BinaryIO | str,
+        *,
+        rows: np.ndarray,
+        columns: Sequence[str] | None = None,
+        batch_size: int = 65536,
+    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """Only the row groups holding a selected row are decoded (file-index row selection)."""
+        with opened_input(source, None) as stream:
+            parquet_file = self._open(stream, source)
+            names = check_columns(parquet_file.schema_arrow, columns, source=source)
+            meta = parquet_file.metadata
+            counts = np.array([meta.row_group(i).num_rows for i in range(meta.num_row_groups)], dtype=np.int64)
+            ends = np.cumsum(counts)
+            starts = ends - counts
+            hits = np.searchsorted(rows, ends, side="left") - np.searchsorted(rows, starts, side="left")
+            for rg in np.flatnonzero(hits):
+                pos = int(starts[rg])
+                for batch in parquet_file.iter_batches(batch_size=batch_size, columns=names, row_groups=[int(rg)]):
+                    yield pos, batch
+                    pos += batch.num_rows
 
     def _read(
         self,

@@ -20,6 +20,8 @@ import pyarrow.compute as pc
 from laketide.format import FileFormat
 from laketide.format.stats import ColumnStats, collect_stats, merge_stats
 from laketide.fs import FileIO
+from laketide.index.file_index.spec import FileIndexSpec
+from laketide.index.file_index.writer import DataFileIndexWriter, PlacedIndex
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.manifest import EMPTY_ROW_BYTES, DataFileMeta, FileSource, SimpleStats
 from laketide.meta.paths import TablePaths
@@ -104,6 +106,9 @@ class RollingFileWriter:
     file_source: FileSource = FileSource.APPEND
     format_options: dict[str, str] = field(default_factory=dict)
     changelog: bool = False  # names its files as changelog files (changelog-file.prefix)
+    # The table's file indexes (``file-index.*``) and the column types they are built from; None: no index.
+    file_index: FileIndexSpec | None = None
+    file_index_fields: dict[str, DataType] = field(default_factory=dict)
     written: list[DataFileMeta] = field(default_factory=list)
     written_paths: list[str] = field(default_factory=list)
 
@@ -115,6 +120,7 @@ class RollingFileWriter:
     _stats: list[ColumnStats] | None = None
     _min_seq: int = 0
     _keys: _KeyTracker | None = None
+    _index: DataFileIndexWriter | None = None
 
     def write(self, table: pa.Table) -> None:
         for batch in table.to_batches():
@@ -124,6 +130,8 @@ class RollingFileWriter:
                 self._open()
             self._writer.write_batch(batch)  # type: ignore[attr-defined]
             self._rows += batch.num_rows
+            if self._index is not None:
+                self._index.write(batch)
             values = batch.select(list(self.stats_layout.names)) if self.key_layout is not None else batch
             part = collect_stats(values, self.stats_layout.modes)
             if self._keys is not None and self.key_layout is not None:
@@ -146,6 +154,9 @@ class RollingFileWriter:
             except Exception:  # noqa: BLE001 - we are cleaning up after another failure
                 pass
             self._writer = None
+        if self._index is not None:
+            self._index.abort()
+            self._index = None
         if self._out is not None:
             try:
                 # Closed on its own: a format writer that failed to close leaves its stream open.
@@ -171,13 +182,23 @@ class RollingFileWriter:
         self._stats = None
         self._min_seq = self.next_sequence_number
         self._keys = _KeyTracker() if self.key_layout is not None else None
+        spec = self.file_index
+        self._index = None if spec is None or spec.empty else DataFileIndexWriter(spec, fields=self.file_index_fields)
 
     def _close_current(self) -> None:
         assert self._writer is not None and self._path is not None and self._name is not None
+        if self._index is not None:
+            self._index.start_finish()  # serialized while the data file is encoded
         self._writer.close()  # type: ignore[attr-defined]
         self._out.close()  # type: ignore[attr-defined]
         self._writer = None
         size = self.file_io.file_size(self._path)
+        placed = PlacedIndex()
+        if self._index is not None:
+            placed = self._index.finish(self.file_io, self._path, self._name)
+            self._index = None
+            if placed.sidecar_path is not None:
+                self.written_paths.append(placed.sidecar_path)  # an abort deletes it with its data file
         layout = self.stats_layout
         cols, keep = layout.dense()
         stats = self._stats or []
@@ -208,10 +229,10 @@ class RollingFileWriter:
                 max_sequence_number=max_seq,
                 schema_id=self.schema_id,
                 level=self.level,
-                extra_files=(),
+                extra_files=placed.extra_files,
                 creation_time_ms=_local_now_ms(),
                 delete_row_count=deletes,
-                embedded_index=None,
+                embedded_index=placed.embedded,
                 file_source=self.file_source,
                 value_stats_cols=cols,
             )

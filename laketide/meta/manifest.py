@@ -169,10 +169,11 @@ class ManifestEntry:
     file: DataFileMeta
 
     @property
-    def identifier(self) -> tuple[bytes, int, int, str, tuple[str, ...], str | None]:
-        """What makes two entries refer to the same file (Paimon: FileEntry.Identifier)."""
+    def identifier(self) -> tuple[bytes, int, int, str, tuple[str, ...], bytes | None, str | None]:
+        """What makes two entries refer to the same file (Paimon: FileEntry.Identifier): a rewritten file index
+        (``rewrite_file_index``) replaces an entry by one that differs only in its extra files or embedded index."""
         f = self.file
-        return (self.partition, self.bucket, f.level, f.file_name, f.extra_files, f.external_path)
+        return (self.partition, self.bucket, f.level, f.file_name, f.extra_files, f.embedded_index, f.external_path)
 
     def to_record(self) -> dict[str, Any]:
         return {

@@ -23,6 +23,7 @@ from laketide.options import CoreOptions
 from laketide.types import DataType
 
 __all__ = [
+    "FILE_INDEX_SUFFIX",
     "POSTPONE_BUCKET",
     "FileStorePathFactory",
     "PartitionCodec",
@@ -148,6 +149,10 @@ class PartitionCodec:
 MAIN_BRANCH = "main"
 
 
+FILE_INDEX_SUFFIX = ".index"
+"""Suffix of a data file's sidecar file index (Paimon: DataFilePathFactory.INDEX_PATH_SUFFIX)."""
+
+
 class FileStorePathFactory:
     """The one place that says where a table's files live: its (branch's) metadata directories, the partition and
     bucket directories, and the paths of data, changelog, index, manifest and statistics files.
@@ -265,9 +270,27 @@ class FileStorePathFactory:
         return f"{self.data_root}/{part}/{name}" if part else f"{self.data_root}/{name}"
 
     def data_file_paths(self, partition: bytes, bucket: int, file: _DataFileLike) -> list[str]:
-        """Where a data (or changelog) file lives, followed by its extra files (e.g. embedded file indexes)."""
+        """Where a data (or changelog) file lives, followed by its extra files (e.g. its sidecar file index),
+        which sit beside it, also under an external path (Paimon: DataFilePathFactory#toAlignedPath)."""
         d = self.bucket_dir(partition, bucket)
-        return [file.external_path or f"{d}/{file.file_name}", *(f"{d}/{x}" for x in file.extra_files)]
+        path = file.external_path or f"{d}/{file.file_name}"
+        beside = path.rsplit("/", 1)[0] if file.external_path else d
+        return [path, *(f"{beside}/{x}" for x in file.extra_files)]
+
+    def extra_file_path(self, partition: bytes, bucket: int, file: _DataFileLike, name: str) -> str:
+        """The path of ``name``, one of ``file``'s extra files (it lives beside the data file)."""
+        return self.extra_file_path_beside(file.external_path or f"{self.bucket_dir(partition, bucket)}/"
+                                           f"{file.file_name}", name)
+
+    @staticmethod
+    def extra_file_path_beside(data_file_path: str, name: str) -> str:
+        return f"{data_file_path.rsplit('/', 1)[0]}/{name}"
+
+    @staticmethod
+    def file_index_name(data_file_name: str) -> str:
+        """The sidecar file index of a data file: ``<data file name>.index``
+        (Paimon: DataFilePathFactory#dataFileToFileIndexPath)."""
+        return f"{data_file_name}{FILE_INDEX_SUFFIX}"
 
     def new_file_names(self) -> TablePaths:
         """Fresh names for one writer's new files (its own uuid and counters)."""

@@ -5,8 +5,10 @@ Paimon: table.source.DataSplit, AppendOnlySplitGenerator (bin packing by source.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from pyroaring import FrozenBitMap
 
 from laketide.meta.manifest import DataFileMeta, ManifestEntry
 from laketide.meta.paths import FileStorePathFactory
@@ -37,6 +39,8 @@ class DataSplit:
     files: tuple[DataFileMeta, ...]
     raw_convertible: bool = True  # files can be read as they are, no merge needed
     deletion_files: tuple[DeletionFile | None, ...] | None = None  # aligned with files
+    # Row positions a file index (bitmap / BSI) selected, aligned with files; None: read every row.
+    row_selections: tuple[FrozenBitMap | None, ...] | None = None
 
     @property
     def row_count(self) -> int:
@@ -55,11 +59,14 @@ def generate_splits(
     open_file_cost: int = SPLIT_OPEN_FILE_COST,
     merge: bool = False,
     deletion_files: dict[tuple[bytes, int], dict[str, DeletionFile]] | None = None,
+    row_selections: Mapping[str, FrozenBitMap] | None = None,
 ) -> list[DataSplit]:
     """Group files per (partition, bucket), ordered by sequence number, bin-packed to ``target_size``.
 
     With ``merge`` (primary-key tables without deletion vectors) a bucket is one split: its sorted runs must be
     merged together. ``deletion_files`` makes every split raw-convertible (deletion-vector mode).
+
+    ``row_selections`` (data file name -> row positions, from file indexes) travel with the splits.
 
     Files of the postpone bucket (``bucket = -2`` tables: rows not yet compacted into a real bucket) are left out,
     as Java's batch scan does (``onlyReadRealBuckets``): they become visible once compaction moves them.
@@ -69,7 +76,7 @@ def generate_splits(
         if e.bucket < 0:
             continue
         groups.setdefault((e.partition, e.bucket), []).append(e.file)
-    splits = []
+    splits: list[DataSplit] = []
     for (partition, bucket), files in groups.items():
         files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
         values = paths.partition_codec.values(partition)
@@ -100,7 +107,11 @@ def generate_splits(
             weight += w
         if pack:
             splits.append(_split(snapshot_id, partition, values, bucket, bucket_path, pack))
-    return splits
+    if not row_selections:
+        return splits
+    return [s if not any(f.file_name in row_selections for f in s.files)
+            else replace(s, row_selections=tuple(row_selections.get(f.file_name) for f in s.files))
+            for s in splits]
 
 
 def _split(sid: int, partition: bytes, values: tuple[object, ...], bucket: int, path: str,

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyroaring import FrozenBitMap
 
 from laketide.exceptions import FileIOError, SchemaError
 from laketide.expr import Predicate, referenced_fields, to_arrow_expression
@@ -77,16 +79,18 @@ class SplitRead:
 
     # -- splits ------------------------------------------------------------------------------------------------
     def read(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        selections = split.row_selections or (None,) * len(split.files)
         if self.merge is None:
-            for meta, path in zip(split.files, split.file_paths()):
-                for batch in self._file_batches(meta, path, system=False):
+            for meta, path, rows in zip(split.files, split.file_paths(), selections):
+                for batch in self._file_batches(meta, path, system=False, selection=rows):
                     yield from self._finish(pa.Table.from_batches([batch]))
             return
         paths = dict(zip((f.file_name for f in split.files), split.file_paths()))
         if split.raw_convertible:
             dvs = split.deletion_files or (None,) * len(split.files)
-            for meta, dv in zip(split.files, dvs):
-                for batch in self._file_batches(meta, paths[meta.file_name], system=True, deletion=dv):
+            for meta, dv, rows in zip(split.files, dvs, selections):
+                for batch in self._file_batches(meta, paths[meta.file_name], system=True, deletion=dv,
+                                                selection=rows):
                     yield from self._finish(drop_retracts(pa.Table.from_batches([batch])))
             return
         for section in partition_runs(split.files, self._key_range):
@@ -128,7 +132,7 @@ class SplitRead:
 
     def _file_batches(
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
-        batch_size: int | None = None,
+        batch_size: int | None = None, selection: FrozenBitMap | None = None,
     ) -> Iterator[pa.RecordBatch]:
         file_schema = self.schema_manager.schema(meta.schema_id)
         by_id = {f.id: f for f in file_schema.fields}
@@ -149,14 +153,21 @@ class SplitRead:
         target = pa.schema(list(self.read_arrow_schema) + (list(_SYSTEM) if system else []))
         deleted = self._deleted_mask(deletion, meta.row_count) if deletion is not None else None
         fmt = file_format(path.rsplit(".", 1)[-1])
-        offset = 0
+        rows = None if selection is None else np.frombuffer(selection.to_array(), dtype=np.uint32).astype(np.int64)
         try:
             with self.file_io.open_input(path) as stream:
-                for batch in fmt.read(stream, columns=present, batch_size=batch_size or self.batch_size):
+                size = batch_size or self.batch_size
+                if rows is None:
+                    batches = _positioned(fmt.read(stream, columns=present, batch_size=size))
+                else:
+                    batches = fmt.read_selected(stream, rows=rows, columns=present, batch_size=size)
+                for offset, batch in batches:
                     out = self._evolve(batch, source, target, system, casts=casts, path=path)
+                    keep = None if rows is None else _selected_mask(rows, offset, out.num_rows)
                     if deleted is not None:
-                        keep = pc.invert(deleted.slice(offset, out.num_rows))
-                        offset += out.num_rows
+                        alive = pc.invert(deleted.slice(offset, out.num_rows))
+                        keep = alive if keep is None else pc.and_(alive, keep)
+                    if keep is not None:
                         out = out.filter(keep)
                     if out.num_rows:
                         yield out
@@ -195,3 +206,18 @@ class SplitRead:
                 arr = pc.cast(arr, field.type)
             arrays.append(arr)
         return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _positioned(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.RecordBatch]]:
+    pos = 0
+    for batch in batches:
+        yield pos, batch
+        pos += batch.num_rows
+
+
+def _selected_mask(rows: np.ndarray, offset: int, n: int) -> pa.Array:
+    """Which of the ``n`` rows starting at file position ``offset`` are among the selected ``rows``."""
+    lo, hi = np.searchsorted(rows, [offset, offset + n])
+    mask = np.zeros(n, dtype=bool)
+    mask[rows[lo:hi] - offset] = True
+    return pa.array(mask)

@@ -119,7 +119,7 @@ def _output_writer(template: RollingFileWriter) -> Callable[[int], RollingFileWr
     def new(level: int) -> RollingFileWriter:
         return replace(
             template, level=level, file_source=FileSource.COMPACT, written=[], written_paths=[], _writer=None,
-            _out=None, _path=None, _name=None, _rows=0, _stats=None, _keys=None,
+            _out=None, _path=None, _name=None, _rows=0, _stats=None, _keys=None, _index=None,
         )
 
     return new
@@ -132,6 +132,7 @@ def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_n
         stats_layout=tw.stats_layout, target_file_size=tw.options.target_file_size(has_primary_key=tw.has_primary_key),
         compression=tw.options.file_compression, next_sequence_number=next_sequence_number,
         key_layout=tw.key_layout if tw.has_primary_key else None, level=level, file_source=FileSource.COMPACT,
+        file_index=tw.file_index, file_index_fields=tw.file_index_fields,
     )
 
 
@@ -240,7 +241,7 @@ def compacting_writer_factory(
 
 
 # -- the dedicated compaction ------------------------------------------------------------------------------------
-def _partition_predicate(
+def partition_predicate(
     table: Table, partitions: Sequence[Mapping[str, object]] | None, where: str | Predicate | None
 ) -> Predicate | None:
     preds: list[Predicate] = []
@@ -297,7 +298,7 @@ def plan_compaction(
         return []
     scan = table.file_scan()
     groups: dict[tuple[bytes, int], list[ManifestEntry]] = {}
-    for e in scan.plan(latest, predicate=_partition_predicate(table, partitions, where)):
+    for e in scan.plan(latest, predicate=partition_predicate(table, partitions, where)):
         groups.setdefault((e.partition, e.bucket), []).append(e)
     dv_files: dict[tuple[bytes, int], list[IndexFileMeta]] = {}
     if groups:

@@ -299,14 +299,16 @@ def _deleted_in_delta(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot
     entries = _read_entries(scan, s.delta_manifest_list)
     if entries is None:
         return []  # Java: cancel this snapshot's deletion when a manifest cannot be read
-    doomed: dict[str, list[str]] = {}
+    deleted: list[str] = []
+    added: set[str] = set()
     for e in entries:
-        main, *extra = paths.data_paths(e)
         if e.kind is FileKind.ADD:
-            doomed.pop(main, None)  # upgraded to another level in the same snapshot: still live
+            # Upgraded to another level, or given a new file index, in the same snapshot: still live (an index
+            # it no longer lists is not).
+            added.update(paths.data_paths(e))
         else:
-            doomed[main] = [main, *extra]
-    return [p for group in doomed.values() for p in group]
+            deleted.extend(paths.data_paths(e))
+    return [p for p in dict.fromkeys(deleted) if p not in added]
 
 
 def _added_in_changelog(scan: FileStoreScan, paths: TablePathResolver, s: Snapshot) -> list[str]:

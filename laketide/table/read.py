@@ -10,14 +10,17 @@ import datetime as _dt
 import os
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from laketide.exceptions import InvalidOptionError, NoSuchSnapshotError
+from laketide.index.file_index.writer import file_index_usable
 from laketide.expr import Predicate, bind, parse_where
 from laketide.meta.snapshot import Snapshot
 from laketide.scan.bucket_pruning import select_buckets
+from laketide.scan.file_index_filter import FileIndexFilter, FileIndexReport
 from laketide.scan.file_scan import FileStoreScan
 from laketide.options import MergeEngine
 from laketide.scan.split import DataSplit, DeletionFile, generate_splits
@@ -29,7 +32,22 @@ if TYPE_CHECKING:
 
     from laketide.table.table import Table
 
-__all__ = ["TableScan", "epoch_millis"]
+__all__ = ["ScanExplanation", "TableScan", "epoch_millis"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScanExplanation:
+    """What ``TableScan.explain()`` reports: the plan's size and the file indexes' work."""
+
+    snapshot_id: int | None
+    predicate: str | None
+    splits: int
+    files: int  # files left to read
+    rows_in_files: int  # rows those files hold (before row selection, deletion vectors and filtering)
+    file_index: FileIndexReport
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -85,6 +103,7 @@ class TableScan:
             self.predicate = None
         self.columns = list(columns) if columns is not None else None
         self.reader = table.store.new_read(read_schema=self.schema, columns=self.columns, predicate=self.predicate)
+        self._file_index_report: FileIndexReport | None = None
 
     def _pick_snapshot(self, *, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None) -> Snapshot | None:
         sm = self.table.snapshot_manager
@@ -127,12 +146,36 @@ class TableScan:
             if options.deletion_vectors_enabled:
                 deletion_files = self._deletion_files(scan)
         assert scan.path_factory is not None
+        index_filter = FileIndexFilter(
+            file_io=store.file_io, schema_manager=store.schema_manager, schema=self.schema,
+            path_factory=scan.path_factory, predicate=self.predicate,
+            enabled=file_index_usable(options, has_primary_key=bool(self.schema.primary_keys)),
+        )
+        indexed = index_filter.plan(entries)
+        self._file_index_report = indexed.report
         return generate_splits(
-            entries,
+            indexed.entries,
             snapshot_id=self.snapshot.id,
             paths=scan.path_factory,
             merge=bool(self.schema.primary_keys),
             deletion_files=deletion_files,
+            row_selections=indexed.selections,
+        )
+
+    def explain(self) -> ScanExplanation:
+        """How this scan is planned: snapshot, splits, files and what the file indexes skipped / selected.
+
+        ``file_index`` (a :class:`FileIndexReport`) counts the files the indexes ruled out (per index type)
+        and the rows bitmap / BSI indexes selected; ``to_dict()`` gives it all as plain values.
+        """
+        splits = self.plan()
+        report = self._file_index_report or FileIndexReport(
+            enabled=False, predicate=None if self.predicate is None else str(self.predicate))
+        return ScanExplanation(
+            snapshot_id=None if self.snapshot is None else self.snapshot.id,
+            predicate=None if self.predicate is None else str(self.predicate),
+            splits=len(splits), files=sum(len(s.files) for s in splits),
+            rows_in_files=sum(s.row_count for s in splits), file_index=report,
         )
 
     def _deletion_files(self, scan: FileStoreScan) -> dict[tuple[bytes, int], dict[str, DeletionFile]]:

@@ -246,6 +246,22 @@ class Table:
 
         return compact_table(self, full=full, partitions=partitions, where=where, commit_user=commit_user)
 
+    def rewrite_file_index(
+        self,
+        *,
+        partitions: Sequence[Mapping[str, object]] | None = None,
+        commit_user: str | None = None,
+    ) -> int | None:
+        """Rebuild the file indexes of existing data files (of ``partitions``, default all) as the table's
+        ``file-index.*`` options say now: add the newly configured ones, drop the others. Data files are not
+        rewritten; one COMPACT snapshot replaces their manifest entries. Returns its id (None: nothing changed).
+
+        Paimon: the ``sys.rewrite_file_index`` procedure.
+        """
+        from laketide.table.file_index_rewrite import rewrite_file_index
+
+        return rewrite_file_index(self, partitions=partitions, commit_user=commit_user)
+
     def commit(
         self,
         messages: Sequence[CommitMessage],

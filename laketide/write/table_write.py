@@ -29,6 +29,7 @@ from laketide.meta.commit_message import CommitMessage, KeyIndexBase, WriteOrigi
 from laketide.meta.manifest import DataFileMeta
 from laketide.meta.paths import FileStorePathFactory
 from laketide.meta.snapshot_manager import SnapshotManager
+from laketide.index.file_index.writer import file_index_spec
 from laketide.io.kv import VALUE_KIND, RowKind, kv_schema, parse_row_kinds
 from laketide.mergetree.engines import check_writable, merge_function_for
 from laketide.mergetree.writer import MergeTreeWriter
@@ -172,6 +173,8 @@ class TableWrite:
             modes=tuple(self.options.stats_mode(k) for k in key_names),
         )
         self.kv_schema = kv_schema(self.arrow_schema, key_names, thin=self.options.data_file_thin_mode)
+        self.file_index = file_index_spec(schema, table_name=table_name)
+        self.file_index_fields = {f.name: f.type for f in schema.fields}
         self._restore_sequence = restore_sequence
         self._wrap_writer = wrap_writer
         self._writers: dict[_BucketKey, _BucketWriter] = {}
@@ -425,6 +428,8 @@ class TableWrite:
             compression=self.options.file_compression,
             next_sequence_number=next_seq,
             key_layout=self.key_layout if self.has_primary_key else None,
+            file_index=self.file_index,
+            file_index_fields=self.file_index_fields,
         )
         if self.has_primary_key:
             lsm = MergeTreeWriter(

@@ -21,11 +21,19 @@ from laketide.exceptions import (
     UnsupportedOptionError,
 )
 from laketide.format import file_format
+from laketide.index.file_index.writer import file_index_spec
 from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
 from laketide.io.kv import kv_schema
-from laketide.options import ChangelogProducer, CoreOptions, MergeEngine, check_write_options, unsupported_write_options, warn_unknown_options
+from laketide.options import (
+    ChangelogProducer,
+    CoreOptions,
+    MergeEngine,
+    check_write_options,
+    unsupported_write_options,
+    warn_unknown_options,
+)
 from laketide.schema.table_schema import TableSchema
 from laketide.types import ArrayType, DataType, MapType, MultisetType, RowType, to_arrow_schema
 
@@ -52,6 +60,7 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_deletion_vectors(options, table_name, previous)
     _check_changelog_producer(schema, options, table_name)
     _check_changelog_retention(options, table_name)
+    file_index_spec(schema, table_name=table_name)  # unknown column, type an index cannot take, bad option
     try:
         check_engine_options(schema)
     except InvalidOptionError as e:

@@ -54,7 +54,12 @@ BAD_OPTIONS = [
     ({"rowkind.field": "nope"}, InvalidOptionError, "rowkind.field"),
     ({"sequence.field.sort-order": "Descending"}, InvalidOptionError, "sequence.field.sort-order"),
     ({"changelog-producer": "bogus"}, InvalidOptionError, "changelog-producer"),
-    ({"file-index.bloom-filter.columns": "v"}, UnsupportedOptionError, "file-index.bloom-filter.columns"),
+    ({"file-index.bloom-filter.columns": "nope"}, InvalidOptionError, "file-index.bloom-filter.columns"),
+    ({"file-index.bsi.columns": "v"}, InvalidOptionError, "file-index.bsi.columns"),
+    ({"file-index.bitmap.columns": "v", "file-index.bitmap.v.version": "9"}, InvalidOptionError, "version"),
+    ({"file-index.bloom-filter.v.fpp": "0.1"}, InvalidOptionError, "file-index.bloom-filter.v.fpp"),
+    ({"file-index.range-bitmap.columns": "id"}, UnsupportedOptionError, "file-index.range-bitmap.columns"),
+    ({"file-index.in-manifest-threshold": "abc"}, InvalidOptionError, "file-index.in-manifest-threshold"),
     ({"data-file.external-paths": "file:///tmp/elsewhere"}, UnsupportedOptionError, "data-file.external-paths"),
     ({"row-tracking.enabled": "true"}, UnsupportedOptionError, "row-tracking.enabled"),
     ({"data-evolution.enabled": "true"}, UnsupportedOptionError, "data-evolution.enabled"),
@@ -210,17 +215,18 @@ def test_check_write_options_names_every_offender() -> None:
     check_write_options({"changelog-producer": "full-compaction"}, table_name="db.t")
 
 
-def test_java_table_with_file_indexes_reads_and_refuses_writes(java_table, tmp_path: Path) -> None:  # noqa: ANN001
+def test_java_table_with_file_indexes_reads_and_writes_indexed_files(java_table) -> None:  # noqa: ANN001
     import laketide
 
     wh = java_table("append_with_bloomfilter")
     t = laketide.load_catalog(warehouse=wh).table("append_with_bloomfilter.append_with_bloomfilter")
     rows = t.read()
     assert rows.num_rows > 0
-    before = tree(tmp_path)
-    with pytest.raises(UnsupportedOptionError, match="file-index.bloom-filter.columns"):
-        t.write(rows.slice(0, 1))
-    assert tree(tmp_path) == before
+    before = {e.file.file_name for e in t.file_scan().plan(t.latest_snapshot())}
+    t.write(rows.slice(0, 1))
+    new = [e.file for e in t.file_scan().plan(t.latest_snapshot()) if e.file.file_name not in before]
+    assert len(new) == 1 and (new[0].embedded_index or new[0].extra_files)  # laketide indexed it as Java asks
+    assert t.read().num_rows == rows.num_rows + 1
 
 
 def test_deletion_vector_tables_are_written_and_read(catalog) -> None:  # noqa: ANN001

@@ -115,7 +115,8 @@ def test_alter_refuses_what_create_refuses_and_writes_nothing(cat, tmp_path: Pat
 
 def test_unknown_keys_are_kept_and_warned_about_with_the_closest_key(cat, caplog: pytest.LogCaptureFixture) -> None:  # noqa: ANN001
     known = {"bucket": "2", "sink.parallelism": "4", "fields.v.aggregate-function": "max",
-             "parquet.block.size": "1048576", "file-index.bloom-filter.v.fpp": "0.01", "snapshot.expire.limit": "5"}
+             "parquet.block.size": "1048576", "file-index.bloom-filter.columns": "v",
+             "file-index.bloom-filter.v.fpp": "0.01", "snapshot.expire.limit": "5"}
     with caplog.at_level(logging.WARNING, logger="laketide.options"):
         t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options=known)
     assert not caplog.records  # Paimon's own keys, the key families and laketide's options: no warning

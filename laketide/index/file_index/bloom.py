@@ -15,6 +15,8 @@ Paimon: org.apache.paimon.fileindex.bloomfilter.BloomFilterFileIndex, FastHash; 
 
 from __future__ import annotations
 
+import functools
+
 import math
 import struct
 from collections.abc import Mapping
@@ -113,7 +115,9 @@ def value_hashes(arr: pa.Array, dt: DataType) -> np.ndarray:
     return wang_hash64(long_keys(arr, dt))
 
 
+@functools.lru_cache(maxsize=4096)
 def _literal_hashes(key: object, kind: KeyKind | None) -> int:
+    """The hash of one literal; cached: a scan asks every file's filter about the same literals."""
     if kind in (KeyKind.STRING, KeyKind.BINARY):
         assert isinstance(key, bytes)
         return int(xxh64_binary(pa.array([key], pa.binary()))[0])
@@ -136,6 +140,9 @@ def _positions(hashes: np.ndarray, num_hash_functions: int, num_bits: int) -> np
     return (combined % np.int32(num_bits)).astype(np.int64)
 
 
+_SAMPLE: Final = 2048
+
+
 class BloomFilterWriter:
     """Collects a column's values (in batches) into Java's ``BloomFilter64``; nulls are not added."""
 
@@ -152,10 +159,13 @@ class BloomFilterWriter:
         arr = column_array(values)
         if len(arr) == 0 or arr.null_count == len(arr):
             return
-        # Hash each distinct value once: a low-cardinality column costs one hash per value, not per row.
-        distinct = pc.unique(arr.drop_null() if arr.null_count else arr)
-        if key_kind(self._dt) in (KeyKind.FLOAT, KeyKind.DOUBLE):
-            distinct = arr.drop_null()  # unique() may merge -0.0 / 0.0 or NaNs that hash differently
+        values = arr.drop_null() if arr.null_count else arr
+        # Hash each distinct value once: a low-cardinality column costs one hash per value, not per row. A
+        # sample tells: on a (nearly) unique column, unique() would cost as much as the hashing it saves.
+        sample = values.slice(0, _SAMPLE)
+        distinct = values
+        if key_kind(self._dt) not in (KeyKind.FLOAT, KeyKind.DOUBLE) and 2 * len(pc.unique(sample)) <= len(sample):
+            distinct = pc.unique(values)  # (floats: unique() may merge -0.0 / 0.0 or NaNs that hash differently)
         self._bits[_positions(value_hashes(distinct, self._dt), self._k, self._num_bits).ravel()] = True
 
     def serialize(self) -> bytes:

@@ -31,6 +31,7 @@ __all__ = [
     "FileIndexSpec",
     "IN_MANIFEST_THRESHOLD",
     "parse_file_index_options",
+    "supports",
 ]
 
 PREFIX: Final = "file-index."
@@ -50,6 +51,12 @@ _SUPPORTS = {
 }
 # Index types Java knows and laketide does not write.
 _JAVA_ONLY: Final = frozenset({"range-bitmap"})
+
+
+def supports(index_type: str, dt: DataType) -> bool:
+    """Whether an index of ``index_type`` can be built over a column of type ``dt``."""
+    check = _SUPPORTS.get(index_type)
+    return check is not None and check(dt)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
