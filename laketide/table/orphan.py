@@ -134,6 +134,11 @@ def _used_names(store: FileStore) -> set[str]:
                 raise
     for tag in list_tags(store):
         _collect(scan, tag, used, seen_manifests)
+    from laketide.table.file_holders import other_branch_snapshots
+
+    # Branches share the data files and manifests: every snapshot and tag of every other branch protects them.
+    for s in other_branch_snapshots(store, all_snapshots=True):
+        _collect(scan, s, used, seen_manifests)
     return used
 
 

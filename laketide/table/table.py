@@ -28,6 +28,7 @@ from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.deletion import TableFileDeleter
 from laketide.meta.manifest import ManifestEntry
+from laketide.meta.paths import MAIN_BRANCH, FileStorePathFactory
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
 from laketide.options import CoreOptions
@@ -44,6 +45,7 @@ from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
     from laketide.table.orphan import OrphanFilesResult
+    from laketide.table.tags import TagManager
 
 __all__ = ["Table"]
 
@@ -61,17 +63,23 @@ class Table:
         file_io: FileIO,
         schema: TableSchema | None = None,
         commit_lock: CommitLock | None = None,
+        branch: str = MAIN_BRANCH,
     ) -> None:
         """``commit_lock`` serializes snapshot publishing on stores without atomic write-if-absent
-        (a catalog lock, Paimon's ``lock.enabled``)."""
+        (a catalog lock, Paimon's ``lock.enabled``). ``branch`` names the branch this table reads and writes
+        (its snapshots, schemas, tags and consumers live under ``branch/branch-<name>``)."""
         self.name = name
         self.path = path
         self.file_io = file_io
-        self.schema_manager = SchemaManager(file_io, path)
-        self.snapshot_manager = SnapshotManager(file_io, path, lock=commit_lock)
+        self.branch = branch
+        self._commit_lock = commit_lock
+        dirs = FileStorePathFactory(path, branch=branch)
+        self.schema_manager = SchemaManager(file_io, path, schema_dir=dirs.schema_dir)
+        self.snapshot_manager = SnapshotManager(file_io, path, lock=commit_lock, snapshot_dir=dirs.snapshot_dir)
         latest = schema or self.schema_manager.latest()
         if latest is None:
-            raise SchemaError(f"Table {name} at {path} has no schema")
+            where = path if branch == MAIN_BRANCH else f"{path} (branch {branch})"
+            raise SchemaError(f"Table {name} at {where} has no schema")
         self._schema = latest
         self._store: FileStore | None = None
         # The live files of the last snapshot a writer restored from: the commit that follows checks its new
@@ -90,7 +98,7 @@ class Table:
         if store is None or store.schema is not self._schema:
             store = self._store = FileStore.create(
                 file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,
-                schema_manager=self.schema_manager, snapshot_manager=self.snapshot_manager,
+                schema_manager=self.schema_manager, snapshot_manager=self.snapshot_manager, branch=self.branch,
             )
         return store
 
@@ -133,6 +141,13 @@ class Table:
 
     def tag_snapshot(self, tag: str) -> Snapshot:
         return self.store.tag_snapshot(tag)
+
+    @property
+    def tags(self) -> TagManager:
+        """This branch's tags: ``create``, ``replace``, ``rename``, ``delete``, ``list``, ``expire``."""
+        from laketide.table.tags import TagManager
+
+        return TagManager(self.store)
 
     # -- read --------------------------------------------------------------------------------------------------
     def scan(
@@ -382,11 +397,14 @@ class Table:
     def _expire_after_commit(self) -> None:
         if self.options.write_only:
             return
+        from laketide.table.tags import auto_tag_after_commit
+
         try:
             self.expire_snapshots()
+            auto_tag_after_commit(self.store)
         except LaketideError as e:
             # The commit has landed; a failed expiration only leaves work for the next one.
-            _LOG.warning("Snapshot expiration after a commit to table %s failed: %s", self.name, e)
+            _LOG.warning("Snapshot or tag maintenance after a commit to table %s failed: %s", self.name, e)
 
     # -- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> Table:
