@@ -32,6 +32,7 @@ from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
+from laketide.meta.paths import MAIN_BRANCH, FileStorePathFactory
 from laketide.table.system import SystemTable, system_table
 from laketide.table.table import Table
 from laketide.write.validation import validate_table_schema
@@ -121,7 +122,13 @@ class FileSystemCatalog(Catalog):
 
     def table_exists(self, name: str | Identifier) -> bool:
         ident = Identifier.parse(name)
-        return bool(SchemaManager(self.file_io, self.table_path(ident)).list_ids())
+        path = self.table_path(ident)
+        if ident.branch is not None and ident.branch != MAIN_BRANCH:
+            # A branch exists when its own schema directory holds a schema.
+            schema_dir = FileStorePathFactory(path, branch=ident.branch).schema_dir
+            return bool(SchemaManager(self.file_io, path).list_ids()) and bool(
+                SchemaManager(self.file_io, path, schema_dir=schema_dir).list_ids())
+        return bool(SchemaManager(self.file_io, path).list_ids())
 
     def list_tables(self, database: str) -> list[str]:
         if not self.database_exists(database):
@@ -220,9 +227,9 @@ class FileSystemCatalog(Catalog):
 
     def table(self, name: str | Identifier) -> Table | SystemTable:
         ident = Identifier.parse(name)
-        if ident.is_branch:
-            raise UnsupportedFeatureError(f"Table {ident}: branches are not supported; read {ident.full_name}")
         table = self._load(ident)
+        if ident.branch is not None:
+            table = table.branch_table(ident.branch)
         if ident.system_table:
             return system_table(table, ident.system_table)
         return table

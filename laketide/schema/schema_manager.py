@@ -29,6 +29,10 @@ class SchemaManager:
         self.schema_dir = schema_dir or f"{table_path}/schema"
         self._cache: dict[int, TableSchema] = {}
 
+    def forget(self) -> None:
+        """Drop the parsed schemas (after a fast-forward rewrote schema files)."""
+        self._cache.clear()
+
     def schema_path(self, schema_id: int) -> str:
         return f"{self.schema_dir}/schema-{schema_id}"
 

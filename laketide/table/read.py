@@ -83,6 +83,13 @@ class TableScan:
             self.predicate = None
         self.columns = list(columns) if columns is not None else None
         self.reader = table.store.new_read(read_schema=self.schema, columns=self.columns, predicate=self.predicate)
+        # scan.fallback-branch: partitions this branch lacks are read from that branch (Paimon:
+        # FallbackReadFileStoreTable), for plain reads of the latest snapshot.
+        fallback = table.options.scan_fallback_branch
+        self._fallback: TableScan | None = None
+        self._fallback_files: set[str] = set()
+        if fallback and fallback != table.branch and not time_travel and not read_optimized:
+            self._fallback = TableScan(table.branch_table(fallback), columns=columns, where=where)
 
     def _pick_snapshot(self, *, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None) -> Snapshot | None:
         sm = self.table.snapshot_manager
@@ -100,6 +107,18 @@ class TableScan:
         return sm.latest_snapshot()
 
     def plan(self) -> list[DataSplit]:
+        own = self._plan_own()
+        if self._fallback is None:
+            return own
+        if self.snapshot is None:
+            have: set[bytes] = set()
+        else:
+            have = {e.partition for e in self.table.store.new_scan(self.schema).plan(self.snapshot)}
+        extra = [sp for sp in self._fallback.plan() if sp.partition not in have]
+        self._fallback_files = {sp.files[0].file_name for sp in extra if sp.files}
+        return own + extra
+
+    def _plan_own(self) -> list[DataSplit]:
         if self.snapshot is None:
             return []
         store = self.table.store
@@ -154,22 +173,36 @@ class TableScan:
 
     def read_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         """The rows of one split of ``plan()`` (merged, filtered, projected): what a distributed reader's task runs."""
+        if self._fallback is not None and split.files and split.files[0].file_name in self._fallback_files:
+            return self._read_fallback(split)
         return self.reader.read(split)
+
+    def _read_fallback(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        # The fallback branch's rows in this branch's schema: columns by name, cast to this branch's types.
+        assert self._fallback is not None
+        target = self.output_schema
+        for batch in self._fallback.reader.read(split):
+            arrays = [
+                batch.column(f.name).cast(f.type) if f.name in batch.schema.names
+                else pa.nulls(batch.num_rows, f.type)
+                for f in target
+            ]
+            yield pa.RecordBatch.from_arrays(arrays, schema=target)
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Stream the rows batch by batch (bounded memory)."""
         for split in self.plan():
-            yield from self.reader.read(split)
+            yield from self.read_split(split)
 
     def to_arrow(self) -> pa.Table:
         """Read every split into one table; splits are read in parallel (decoding releases the GIL)."""
         splits = self.plan()
         workers = min(len(splits), os.cpu_count() or 1)
         if workers <= 1:
-            batches = [b for split in splits for b in self.reader.read(split)]
+            batches = [b for split in splits for b in self.read_split(split)]
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(lambda split: list(self.reader.read(split)), splits))
+                parts = list(pool.map(lambda split: list(self.read_split(split)), splits))
             batches = [b for part in parts for b in part]
         return pa.Table.from_batches(batches, schema=self.output_schema)
 

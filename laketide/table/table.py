@@ -45,6 +45,7 @@ from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
     from laketide.table.orphan import OrphanFilesResult
+    from laketide.table.branches import BranchManager
     from laketide.table.tags import TagManager
 
 __all__ = ["Table"]
@@ -143,6 +144,29 @@ class Table:
         return self.store.tag_snapshot(tag)
 
     @property
+    def branches(self) -> BranchManager:
+        """The table's branches: ``create(name, tag=None)``, ``delete``, ``list``, ``fast_forward``."""
+        from laketide.table.branches import BranchManager
+
+        return BranchManager(self)
+
+    def branch_table(self, branch: str) -> Table:
+        """The table as branch ``branch`` holds it (reads and writes go to the branch); NoSuchTableError when the
+        branch does not exist."""
+        from laketide.exceptions import NoSuchTableError
+        from laketide.table.names import check_name
+
+        check_name("branch", branch, table_name=self.name)
+        base = self.name.split("$", 1)[0]
+        if branch == MAIN_BRANCH:
+            return Table(name=base, path=self.path, file_io=self.file_io, commit_lock=self._commit_lock)
+        dirs = FileStorePathFactory(self.path, branch=branch)
+        if not SchemaManager(self.file_io, self.path, schema_dir=dirs.schema_dir).list_ids():
+            raise NoSuchTableError(f"Table {base}: branch {branch!r} does not exist")
+        return Table(name=f"{base}$branch_{branch}", path=self.path, file_io=self.file_io,
+                     commit_lock=self._commit_lock, branch=branch)
+
+    @property
     def tags(self) -> TagManager:
         """This branch's tags: ``create``, ``replace``, ``rename``, ``delete``, ``list``, ``expire``."""
         from laketide.table.tags import TagManager
@@ -221,6 +245,14 @@ class Table:
         writers share a bucket, e.g. Spark tasks of an unshuffled DataFrame: ``Table.compact`` after the commit).
         """
         from laketide.table.compact import BucketFiles, compacting_writer_factory
+
+        if self.branch != MAIN_BRANCH and self.store.bucket_mode in ("dynamic", "cross-partition"):
+            from laketide.exceptions import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(
+                f"Table {self.name}: writing a branch of a dynamic-bucket table is not supported (its bucket index "
+                f"is read from the main branch); use a fixed 'bucket' or an append table"
+            )
 
         compacts = compact and bool(self._schema.primary_keys) and not self.options.write_only
         restore = BucketFiles(self) if compacts else None

@@ -49,3 +49,22 @@ def test_laketide_reads_pypaimon_tags(tmp_path, pypaimon: PyPaimon) -> None:
     assert t.tags.get("p2").create_time is not None
     assert ids(t.read(tag="p1")) == list(range(4))
     assert ids(t.read(tag="p2")) == list(range(6))
+
+
+def test_pypaimon_reads_laketide_branch_fast_forwarded(tmp_path, pypaimon: PyPaimon) -> None:
+    wh = tmp_path / "wh"
+    cat = laketide.load_catalog(warehouse=str(wh))
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "2"})
+    t.write(rows(range(5)))
+    t.tags.create("base")
+    t.write(rows(range(5, 7)))  # on main only: the fast-forward drops it
+    b = t.branches.create("b1", tag="base")
+    b.write(rows(range(100, 103)))
+    b.write(rows(range(0, 2)))  # updates keys of the tagged snapshot
+    t.branches.fast_forward("b1")
+    expected = list(range(5)) + [100, 101, 102]
+    assert ids(t.read()) == expected
+    assert ids(pypaimon.read(wh, "db.t")) == expected
+    for sid in t.snapshot_manager.snapshot_ids():  # main's whole history reads in pypaimon
+        assert ids(pypaimon.read(wh, "db.t", snapshot_id=sid)) == ids(t.read(snapshot_id=sid))
