@@ -46,6 +46,7 @@ from laketide.write.validation import validate_table_schema
 if TYPE_CHECKING:
     from laketide.table.orphan import OrphanFilesResult
     from laketide.table.branches import BranchManager
+    from laketide.table.consumers import ConsumerManager
     from laketide.table.tags import TagManager
 
 __all__ = ["Table"]
@@ -167,6 +168,13 @@ class Table:
                      commit_lock=self._commit_lock, branch=branch)
 
     @property
+    def consumers(self) -> ConsumerManager:
+        """This branch's consumers (streaming readers' progress): ``get``, ``reset``, ``delete``, ``list``."""
+        from laketide.table.consumers import ConsumerManager
+
+        return ConsumerManager(self.store)
+
+    @property
     def tags(self) -> TagManager:
         """This branch's tags: ``create``, ``replace``, ``rename``, ``delete``, ``list``, ``expire``."""
         from laketide.table.tags import TagManager
@@ -214,22 +222,44 @@ class Table:
 
     def read_changes(
         self,
-        start_snapshot: int,
+        start_snapshot: int | None = None,
         end_snapshot: int | None = None,
         *,
         columns: Sequence[str] | None = None,
         full_start: bool = False,
+        consumer_id: str | None = None,
     ) -> pa.Table:
         """The rows written after snapshot ``start_snapshot`` up to ``end_snapshot`` (default: the latest), with
         their row kind in a first ``rowkind`` column (+I, -U, +U, -D), as ``db.t$audit_log`` streams them.
-        ``full_start`` includes the whole content of ``start_snapshot`` first (as inserts)."""
-        end = (self.snapshot_manager.latest_snapshot_id() or 0) if end_snapshot is None else end_snapshot
+        ``full_start`` includes the whole content of ``start_snapshot`` first (as inserts).
+
+        ``consumer_id`` (default: the ``consumer-id`` option) reads on from the consumer's recorded progress when
+        ``start_snapshot`` is None (unless ``consumer.ignore-progress``); a new consumer starts with the full
+        content of the latest snapshot (Paimon's ``latest-full``). After the read, the consumer's next snapshot is
+        ``end + 1``, and snapshot expiration keeps it until then.
+        """
+        consumer_id = consumer_id if consumer_id is not None else self.options.consumer_id
+        latest = self.snapshot_manager.latest_snapshot_id() or 0
+        end = latest if end_snapshot is None else end_snapshot
+        if start_snapshot is None:
+            progress = None
+            if consumer_id is not None and not self.options.consumer_ignore_progress:
+                progress = self.consumers.get(consumer_id)
+            if progress is not None:
+                start_snapshot = progress - 1
+            elif consumer_id is not None:
+                start_snapshot, full_start = end, end > 0
+            else:
+                start_snapshot = 0
         if start_snapshot < 0 or end < start_snapshot:
             raise InvalidOptionError(
                 f"Table {self.name}: read_changes needs 0 <= start_snapshot <= end_snapshot, got "
                 f"{start_snapshot} and {end}"
             )
-        return IncrementalScan(self).to_arrow(start_snapshot, end, full_start=full_start, columns=columns)
+        out = IncrementalScan(self).to_arrow(start_snapshot, end, full_start=full_start, columns=columns)
+        if consumer_id is not None:
+            self.consumers.reset(consumer_id, end + 1)
+        return out
 
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
@@ -403,8 +433,10 @@ class Table:
         Defaults come from ``snapshot.num-retained.min`` / ``.max``, ``snapshot.time-retained`` and
         ``snapshot.expire.limit``. Also runs after every commit unless ``write-only`` is set (as in Java).
         """
+        from laketide.table.consumers import ConsumerManager
         from laketide.table.expire import expire_snapshots
 
+        ConsumerManager(self.store).expire()  # consumer.expiration-time: gone readers pin nothing
         return expire_snapshots(self.store, retain_min=retain_min, retain_max=retain_max,
                                 time_retained_ms=time_retained_ms, max_deletes=max_deletes)
 
