@@ -66,8 +66,16 @@ class TableScan:
         self.table = table
         timestamp_ms = epoch_millis(timestamp_ms, table_name=table.name)
         self.read_optimized = read_optimized
-        self.snapshot = self._pick_snapshot(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
         time_travel = snapshot_id is not None or tag is not None or timestamp_ms is not None
+        if time_travel:
+            self.snapshot = self._pick_snapshot(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        else:
+            from laketide.table.time_travel import options_snapshot
+
+            # scan.snapshot-id / scan.tag-name / scan.timestamp(-millis) / scan.version of the table's options
+            chosen = options_snapshot(table)
+            time_travel = chosen is not None
+            self.snapshot = chosen if chosen is not None else table.snapshot_manager.latest_snapshot()
         # A plain read shows the latest schema; a time-travel read shows the schema of that snapshot.
         if time_travel and self.snapshot is not None:
             self.schema: TableSchema = table.schema_manager.schema(self.snapshot.schema_id)

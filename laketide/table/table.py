@@ -213,6 +213,10 @@ class Table:
         timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> pa.Table:
+        if where is None and snapshot_id is None and tag is None and timestamp_ms is None and not read_optimized:
+            ranged = self._incremental_between(columns, row_kind_column=None)
+            if ranged is not None:
+                return ranged  # a batch read with incremental-between returns the changes of the range
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
                          timestamp_ms=timestamp_ms, read_optimized=read_optimized).to_arrow()
 
@@ -238,6 +242,10 @@ class Table:
         content of the latest snapshot (Paimon's ``latest-full``). After the read, the consumer's next snapshot is
         ``end + 1``, and snapshot expiration keeps it until then.
         """
+        if start_snapshot is None and end_snapshot is None and consumer_id is None:
+            ranged = self._incremental_between(columns, row_kind_column="rowkind")
+            if ranged is not None:
+                return ranged
         consumer_id = consumer_id if consumer_id is not None else self.options.consumer_id
         latest = self.snapshot_manager.latest_snapshot_id() or 0
         end = latest if end_snapshot is None else end_snapshot
@@ -260,6 +268,38 @@ class Table:
         if consumer_id is not None:
             self.consumers.reset(consumer_id, end + 1)
         return out
+
+    def _incremental_between(self, columns: Sequence[str] | None, *, row_kind_column: str | None) -> pa.Table | None:
+        """The changes ``incremental-between`` / ``incremental-between-timestamp`` select, None without them:
+        snapshot by snapshot when every snapshot of the range is there, else the file diff of its ends."""
+        from laketide.table.time_travel import incremental_range
+
+        ranged = incremental_range(self)
+        if ranged is None:
+            return None
+        start, end = ranged
+        scan = IncrementalScan(self)
+        first = start.id + 1 if start is not None else 1
+        if all(self.snapshot_manager.snapshot_exists(i) for i in range(first, end.id + 1)):
+            return scan.to_arrow(start.id if start is not None else 0, end.id, columns=columns,
+                                 row_kind_column=row_kind_column)
+        return scan.to_arrow_changes(scan.plan_diff(start, end), columns=columns, row_kind_column=row_kind_column)
+
+    def copy(self, options: Mapping[str, object]) -> Table:
+        """This table with dynamic ``options`` on top of its schema's (nothing is written): e.g. time travel by
+        ``scan.version`` / ``scan.timestamp`` or ``incremental-between`` for ``read``, or ``consumer-id``."""
+        from dataclasses import replace
+
+        from laketide.options import CoreOptions
+
+        merged = {**self._schema.options, **{str(k): str(v) for k, v in options.items()}}
+        try:
+            CoreOptions(merged)  # a malformed value fails here, naming the key
+        except InvalidOptionError as e:
+            raise InvalidOptionError(f"Table {self.name}: {e}") from e
+        schema = replace(self._schema, options=merged)
+        return Table(name=self.name, path=self.path, file_io=self.file_io, schema=schema,
+                     commit_lock=self._commit_lock, branch=self.branch)
 
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
