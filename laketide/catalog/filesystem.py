@@ -7,6 +7,8 @@ Paimon: catalog.FileSystemCatalog
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +34,7 @@ from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
+from laketide.catalog.system_tables import GlobalSystemTable, global_system_table
 from laketide.meta.paths import MAIN_BRANCH, FileStorePathFactory
 from laketide.table.system import SystemTable, system_table
 from laketide.table.table import Table
@@ -40,6 +43,9 @@ from laketide.write.validation import validate_table_schema
 __all__ = ["FileSystemCatalog"]
 
 DB_SUFFIX = ".db"
+
+
+_SECRET = re.compile(r"secret|password|token|credential|access[_.-]?key|session", re.IGNORECASE)
 
 
 class FileSystemCatalog(Catalog):
@@ -51,6 +57,12 @@ class FileSystemCatalog(Catalog):
     def __init__(self, warehouse: str, *, file_io: FileIO | None = None, **storage_options: Any) -> None:
         self.warehouse = warehouse.rstrip("/")
         self.file_io = file_io or file_io_for(self.warehouse, **storage_options)
+        self._options = {"warehouse": self.warehouse, **{k: str(v) for k, v in storage_options.items()}}
+
+    def options(self) -> dict[str, str]:
+        """The options this catalog was opened with (``sys.catalog_options``); values of keys that look like
+        credentials are masked."""
+        return {k: "******" if _SECRET.search(k) else v for k, v in self._options.items()}
 
     def _warehouse_missing(self) -> bool:
         return not self.file_io.exists(self.warehouse)
@@ -225,8 +237,10 @@ class FileSystemCatalog(Catalog):
                     f"schema (leftovers of another table?); remove {path} or choose another name"
                 )
 
-    def table(self, name: str | Identifier) -> Table | SystemTable:
+    def table(self, name: str | Identifier) -> Table | SystemTable | GlobalSystemTable:
         ident = Identifier.parse(name)
+        if ident.database == SYSTEM_DATABASE and ident.branch is None and ident.system_table is None:
+            return global_system_table(self, ident.table)
         table = self._load(ident)
         if ident.branch is not None:
             table = table.branch_table(ident.branch)

@@ -103,10 +103,17 @@ _SYSTEM_TABLES: dict[str, Callable[[Table], pa.Table]] = {
 }
 
 
+def _metadata_tables() -> dict[str, Callable[[Table], pa.Table]]:
+    from laketide.table.metadata_tables import METADATA_TABLES
+
+    return METADATA_TABLES
+
+
 def system_table(table: Table, name: str) -> SystemTable:
-    reader = _SYSTEM_TABLES.get(name.lower())
+    every = {**_metadata_tables(), **_SYSTEM_TABLES}
+    reader = every.get(name.lower())
     if reader is None:
         raise NoSuchTableError(
-            f"System table {table.name}${name} does not exist; available: {sorted(_SYSTEM_TABLES)}"
+            f"System table {table.name}${name} does not exist; available: {sorted(every)}"
         )
     return SystemTable(table, name.lower(), reader)

@@ -1,0 +1,27 @@
+"""Spark reads the metadata system tables and branches through the laketide source."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+import laketide.spark as ls
+
+
+def test_spark_reads_system_tables_and_a_branch(spark, cat, wh: str) -> None:  # noqa: ANN001
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    t = cat.create_table("db.m", schema, partition_keys=["dt"], options={"bucket": "1", "bucket-key": "id"})
+    t.write(pa.table({"id": [1, 2, 3], "dt": ["a", "a", "b"]}, schema=schema))
+    t.tags.create("t1")
+    parts = ls.read(spark, "db.m$partitions", warehouse=wh).orderBy("partition").collect()
+    assert [(r["partition"], r["record_count"]) for r in parts] == [("dt=a", 2), ("dt=b", 1)]
+    files = ls.read(spark, "db.m$files", warehouse=wh).collect()
+    assert sum(r["record_count"] for r in files) == 3
+    assert [r["tag_name"] for r in ls.read(spark, "db.m$tags", warehouse=wh).collect()] == ["t1"]
+    t.branches.create("b1", tag="t1")
+    t.branch_table("b1").write(pa.table({"id": [9], "dt": ["c"]}, schema=schema))
+    got = ls.read(spark, "db.m$branch_b1", warehouse=wh).collect()
+    assert sorted(r["id"] for r in got) == [1, 2, 3, 9]
+    df = spark.createDataFrame([(10, "c")], "id long, dt string")
+    ls.write(df, "db.m$branch_b1", warehouse=wh)  # Spark writes go to the branch
+    assert sorted(t.branch_table("b1").read()["id"].to_pylist()) == [1, 2, 3, 9, 10]
+    assert sorted(t.read()["id"].to_pylist()) == [1, 2, 3]
