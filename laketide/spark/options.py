@@ -52,7 +52,7 @@ SUPPORTED_OPTIONS: dict[Operation, frozenset[str]] = {
     # DataFrame like its columns; scan.*: time travel (the read is pinned to that snapshot).
     "read": frozenset({*_TARGET, "columns", "where", *_TIME_TRAVEL}),
     "stream read": frozenset({
-        *_TARGET, "columns", "scan.mode", "scan.snapshot-id", "scan.timestamp-millis", "consumer-id", "consumer.mode",
+        *_TARGET, "columns", "scan.mode", "scan.snapshot-id", "scan.timestamp-millis", "consumer-id",
         "consumer.ignore-progress",
         "read.stream.maxfilespertrigger", "maxfilespertrigger", "read.stream.maxrowspertrigger",
         "maxrowspertrigger",

@@ -16,8 +16,8 @@ def test_spark_consumer_resumes_with_new_checkpoint(spark, cat, wh: str, tmp_pat
                                                    "snapshot.num-retained.max": "1"})
     t.write(pa.table({"id": [1, 2]}, schema=schema))
 
-    def run(name: str) -> list[int]:
-        stream = ls.read_stream(spark, "db.cs", warehouse=wh, options={"consumer-id": "sp"})
+    def run(name: str, **extra: str) -> list[int]:
+        stream = ls.read_stream(spark, "db.cs", warehouse=wh, options={"consumer-id": "sp", **extra})
         q = (stream.writeStream.format("memory").queryName(name).trigger(availableNow=True)
              .option("checkpointLocation", str(tmp_path / name)).start())
         q.awaitTermination()
@@ -32,3 +32,5 @@ def test_spark_consumer_resumes_with_new_checkpoint(spark, cat, wh: str, tmp_pat
     assert run("second") == [3, 4]  # a new checkpoint, the same consumer: exactly the rest
     assert t.consumers.get("sp") == 4
     assert run("third") == []
+    # consumer.ignore-progress: start as a new reader would (the full latest snapshot)
+    assert run("fourth", **{"consumer.ignore-progress": "true"}) == [1, 2, 3, 4]
