@@ -167,6 +167,14 @@ class Table:
         return Table(name=f"{base}$branch_{branch}", path=self.path, file_io=self.file_io,
                      commit_lock=self._commit_lock, branch=branch)
 
+    def history(self, limit: int | None = None) -> pa.Table:
+        """The commits of this branch, newest first (``$snapshots``' columns): what each one did, when, by whom."""
+        from laketide.table.system import system_table
+
+        snaps = system_table(self, "snapshots").read()
+        order = snaps.sort_by([("snapshot_id", "descending")])
+        return order if limit is None else order.slice(0, max(limit, 0))
+
     @property
     def consumers(self) -> ConsumerManager:
         """This branch's consumers (streaming readers' progress): ``get``, ``reset``, ``delete``, ``list``."""

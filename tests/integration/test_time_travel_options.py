@@ -77,3 +77,11 @@ def test_incremental_between_tags_of_expired_snapshots(t: Table) -> None:
     assert t.snapshot_manager.snapshot_ids() == [4]
     # The snapshots between the tags are gone: the diff of the tags' files gives the same rows.
     assert ids(t.copy({"incremental-between": "a,b"}).read()) == [10, 11, 12, 20, 21, 22]
+
+
+def test_history_is_newest_first(t: Table) -> None:
+    h = t.history()
+    assert h["snapshot_id"].to_pylist() == [4, 3, 2, 1]
+    assert set(h["commit_kind"].to_pylist()) == {"APPEND"}
+    assert t.history(limit=2)["snapshot_id"].to_pylist() == [4, 3]
+    assert h.schema == t.history(limit=0).schema and t.history(limit=0).num_rows == 0
