@@ -541,6 +541,11 @@ class CoreOptions:
     INCREMENTAL_BETWEEN_TIMESTAMP = _option(
         "incremental-between-timestamp", _S, None, "Read the changes between two epoch-millis instants: 'start,end'."
     )
+    INCREMENTAL_BETWEEN_SCAN_MODE = _option(
+        "incremental-between-scan-mode", _S, "auto", "auto, delta, changelog or diff.",
+        check=lambda v: None if v.lower() in ("auto", "delta", "changelog", "diff")
+        else "one of auto, delta, changelog, diff",
+    )
     SCAN_FALLBACK_BRANCH = _option(
         "scan.fallback-branch", _S, None, "Partitions the branch read lacks are read from this branch."
     )
@@ -737,6 +742,10 @@ class CoreOptions:
     consumer_id: _Value[str | None] = _Value(CONSUMER_ID)
     consumer_expiration_time: _Value[int | None] = _Value(CONSUMER_EXPIRATION_TIME)
     consumer_ignore_progress: _Value[bool] = _Value(CONSUMER_IGNORE_PROGRESS)
+
+    @property
+    def incremental_between_scan_mode(self) -> str:
+        return cast(str, self.get(self.INCREMENTAL_BETWEEN_SCAN_MODE)).lower()
 
     @property
     def tag_automatic_creation(self) -> str:

@@ -40,7 +40,7 @@ Operation = Literal["read", "stream read", "write", "stream write", "compact"]
 
 # Where the table is (every operation).
 _TARGET = ("path", "table", "warehouse", "metastore")  # and catalog.<key>
-_TIME_TRAVEL = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
+_TIME_TRAVEL = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.version")
 # Internal: set by laketide.spark.write / write_stream, never by users (see laketide.spark.writer).
 ROUTED = "laketide.routed"
 KEY_INDEX_BASE = "laketide.key-index-base"

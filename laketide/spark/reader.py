@@ -92,15 +92,25 @@ def read_spec(ref: TableRef, options: Mapping[str, str]) -> ReadSpec:
     timestamp_ms = int_option(options, "scan.timestamp-millis")
     tag = options.get("scan.tag-name") or None
     where = options.get("where") or None
-    if sum(x is not None for x in (snapshot_id, timestamp_ms, tag)) > 1:
+    named = {k: options[k] for k in ("scan.timestamp", "scan.version") if options.get(k)}
+    if sum(x is not None for x in (snapshot_id, timestamp_ms, tag)) + len(named) > 1:
         raise InvalidOptionError(
             f"laketide: table {ref.full_name}: give at most one of scan.snapshot-id, scan.tag-name, "
-            f"scan.timestamp-millis"
+            f"scan.timestamp-millis, scan.timestamp, scan.version"
         )
+    if named and (ref.system_table is None or ref.system_table == AUDIT_LOG):
+        # Resolved once, on the driver, to what executors can pin: the tag it names, else the snapshot id.
+        ((key, value),) = named.items()
+        data = ref.data_table()
+        if key == "scan.version" and data.tags.exists(value.strip()):
+            tag = value.strip()
+        else:
+            chosen = data.copy({key: value}).scan().snapshot
+            snapshot_id = chosen.id if chosen is not None else None
     if ref.system_table is not None and ref.system_table != AUDIT_LOG:
         from laketide.table.system import system_table
 
-        if where is not None or snapshot_id is not None or timestamp_ms is not None or tag is not None:
+        if where is not None or snapshot_id is not None or timestamp_ms is not None or tag is not None or named:
             raise InvalidOptionError(
                 f"laketide: system table {ref.full_name} takes no where / scan.* options (filter the DataFrame)"
             )

@@ -19,6 +19,7 @@ from laketide.exceptions import (
     CommitStateUnknownError,
     InvalidOptionError,
     LaketideError,
+    NoSuchSnapshotError,
     NotFoundError,
     SchemaError,
     WriteConflictError,
@@ -286,9 +287,23 @@ class Table:
         if ranged is None:
             return None
         start, end = ranged
+        mode = self.options.incremental_between_scan_mode
+        if mode == "changelog":
+            from laketide.exceptions import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(
+                f"Table {self.name}: incremental-between-scan-mode 'changelog' needs changelog files, which laketide "
+                f"does not read yet; use 'delta' or 'diff'"
+            )
         scan = IncrementalScan(self)
         first = start.id + 1 if start is not None else 1
-        if all(self.snapshot_manager.snapshot_exists(i) for i in range(first, end.id + 1)):
+        complete = all(self.snapshot_manager.snapshot_exists(i) for i in range(first, end.id + 1))
+        if mode == "delta" and not complete:
+            raise NoSuchSnapshotError(
+                f"Table {self.name}: incremental-between-scan-mode 'delta' needs snapshots {first}..{end.id}, some of "
+                f"which have expired; use 'diff' (or 'auto')"
+            )
+        if mode != "diff" and complete:
             return scan.to_arrow(start.id if start is not None else 0, end.id, columns=columns,
                                  row_kind_column=row_kind_column)
         return scan.to_arrow_changes(scan.plan_diff(start, end), columns=columns, row_kind_column=row_kind_column)

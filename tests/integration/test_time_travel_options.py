@@ -85,3 +85,20 @@ def test_history_is_newest_first(t: Table) -> None:
     assert set(h["commit_kind"].to_pylist()) == {"APPEND"}
     assert t.history(limit=2)["snapshot_id"].to_pylist() == [4, 3]
     assert h.schema == t.history(limit=0).schema and t.history(limit=0).num_rows == 0
+
+
+def test_incremental_between_scan_modes(t: Table) -> None:
+    assert ids(t.copy({"incremental-between": "1,3", "incremental-between-scan-mode": "diff"}).read()) == [
+        10, 11, 12, 20, 21, 22]
+    assert ids(t.copy({"incremental-between": "1,3", "incremental-between-scan-mode": "delta"}).read()) == [
+        10, 11, 12, 20, 21, 22]
+    from laketide.exceptions import UnsupportedFeatureError
+
+    with pytest.raises(UnsupportedFeatureError, match="changelog"):
+        t.copy({"incremental-between": "1,3", "incremental-between-scan-mode": "changelog"}).read()
+    with pytest.raises(InvalidOptionError, match="incremental-between-scan-mode"):
+        t.copy({"incremental-between-scan-mode": "sideways"})
+    t.tags.create("one", 1)
+    t.expire_snapshots(retain_min=1, retain_max=1)
+    with pytest.raises(NoSuchSnapshotError, match="expired"):
+        t.copy({"incremental-between": "one,4", "incremental-between-scan-mode": "delta"}).read()

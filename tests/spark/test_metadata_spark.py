@@ -25,3 +25,30 @@ def test_spark_reads_system_tables_and_a_branch(spark, cat, wh: str) -> None:  #
     ls.write(df, "db.m$branch_b1", warehouse=wh)  # Spark writes go to the branch
     assert sorted(t.branch_table("b1").read()["id"].to_pylist()) == [1, 2, 3, 9, 10]
     assert sorted(t.read()["id"].to_pylist()) == [1, 2, 3]
+
+
+def test_spark_time_travel_by_version_and_timestamp(spark, cat, wh: str) -> None:  # noqa: ANN001
+    import datetime as _dt
+
+    import pytest
+
+    from laketide.exceptions import ReadOnlyTableError
+
+    schema = pa.schema([("id", pa.int64())])
+    t = cat.create_table("db.tv", schema, options={"bucket": "1", "bucket-key": "id"})
+    for i in range(3):
+        t.write(pa.table({"id": [i]}, schema=schema))
+    t.tags.create("first", 1)
+
+    def ids(**options: str) -> list[int]:
+        df = spark.read.format("laketide").option("warehouse", wh)
+        for k, v in options.items():
+            df = df.option(k, v)
+        return sorted(r["id"] for r in df.load("db.tv").collect())
+
+    assert ids(**{"scan.version": "first"}) == [0]
+    assert ids(**{"scan.version": "2"}) == [0, 1]
+    wall = _dt.datetime(1970, 1, 1) + _dt.timedelta(milliseconds=t.snapshot(2).time_millis)
+    assert ids(**{"scan.timestamp": wall.strftime("%Y-%m-%d %H:%M:%S.%f")}) == [0, 1]
+    with pytest.raises(ReadOnlyTableError, match="scan.version"):
+        ls.write(spark.createDataFrame([(9,)], "id long"), "db.tv", warehouse=wh, options={"scan.version": "1"})

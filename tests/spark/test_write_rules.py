@@ -240,6 +240,8 @@ def test_every_supported_option_is_listed_with_the_test_that_shows_it_works() ->
         "scan.timestamp-millis": "test_scans.py::test_a_pinned_read_stays_pinned",
         "scan.tag-name": "test_write_rules.py::test_table_and_catalog_options",
         "scan.mode": "test_streaming.py::test_source_scan_modes_limits_and_available_now",
+        "scan.timestamp": "test_metadata_spark.py::test_spark_time_travel_by_version_and_timestamp",
+        "scan.version": "test_metadata_spark.py::test_spark_time_travel_by_version_and_timestamp",
         "consumer-id": "test_consumer_stream.py::test_spark_consumer_resumes_with_new_checkpoint",
         "consumer.ignore-progress": "test_consumer_stream.py::test_spark_consumer_resumes_with_new_checkpoint",
         "read.stream.maxfilespertrigger": "test_streaming.py::test_source_scan_modes_limits_and_available_now",
