@@ -534,6 +534,7 @@ class CoreOptions:
     SCAN_TAG_NAME = _option("scan.tag-name", _S, None, "Tag to read.")
     READ_BATCH_SIZE = _option("read.batch-size", _I, 1024, "Rows per read batch.", check=_at_least(1))
     SCAN_TIMESTAMP = _option("scan.timestamp", _S, None, "Read the latest snapshot at or before this local time.")
+    SCAN_WATERMARK = _option("scan.watermark", _L, None, "Read the first snapshot whose watermark is at least this.")
     SCAN_VERSION = _option("scan.version", _S, None, "Tag name or snapshot id to read.")
     INCREMENTAL_BETWEEN = _option(
         "incremental-between", _S, None, "Read the changes between two snapshots or tags: 'start,end'."
@@ -733,6 +734,7 @@ class CoreOptions:
     read_batch_size: _Value[int] = _Value(READ_BATCH_SIZE)
     scan_timestamp: _Value[str | None] = _Value(SCAN_TIMESTAMP)
     scan_version: _Value[str | None] = _Value(SCAN_VERSION)
+    scan_watermark: _Value[int | None] = _Value(SCAN_WATERMARK)
     incremental_between: _Value[str | None] = _Value(INCREMENTAL_BETWEEN)
     incremental_between_timestamp: _Value[str | None] = _Value(INCREMENTAL_BETWEEN_TIMESTAMP)
     scan_fallback_branch: _Value[str | None] = _Value(SCAN_FALLBACK_BRANCH)

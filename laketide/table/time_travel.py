@@ -1,7 +1,8 @@
 """Which snapshot a read sees, from its arguments or the table's (dynamic) options: ``scan.snapshot-id``,
 ``scan.tag-name``, ``scan.timestamp-millis``, ``scan.timestamp`` (a local date-time string), ``scan.version`` (a tag
-name, a snapshot id or a timestamp string); and which range an incremental read covers: ``incremental-between``
-(snapshot ids or tag names) and ``incremental-between-timestamp``.
+name, a snapshot id or a timestamp string), ``scan.watermark`` (the first snapshot whose watermark reaches it); and
+which range an incremental read covers: ``incremental-between`` (snapshot ids or tag names),
+``incremental-between-timestamp`` and ``incremental-between-scan-mode``.
 
 Strings in ``scan.timestamp`` are wall-clock times in the table's ``local-time-zone`` (Java uses the JVM's zone).
 
@@ -55,7 +56,8 @@ def options_snapshot(table: Table) -> Snapshot | None:
     opts = table.options
     given = {k: v for k, v in (("scan.snapshot-id", opts.scan_snapshot_id), ("scan.tag-name", opts.scan_tag_name),
                                ("scan.timestamp-millis", opts.scan_timestamp_millis),
-                               ("scan.timestamp", opts.scan_timestamp), ("scan.version", opts.scan_version))
+                               ("scan.timestamp", opts.scan_timestamp), ("scan.version", opts.scan_version),
+                               ("scan.watermark", opts.scan_watermark))
              if v is not None}
     if not given:
         return None
@@ -68,6 +70,12 @@ def options_snapshot(table: Table) -> Snapshot | None:
         return table.tag_snapshot(str(value))
     if key == "scan.timestamp-millis":
         return _at_or_before(table, int(value), what=f"scan.timestamp-millis {value}")
+    if key == "scan.watermark":
+        found = next((s for s in table.snapshot_manager.snapshots()
+                      if s.watermark is not None and s.watermark >= int(value)), None)
+        if found is None:
+            raise NoSuchSnapshotError(f"Table {table.name} has no snapshot with a watermark at or after {value}")
+        return found
     if key == "scan.timestamp":
         return _at_or_before(table, parse_timestamp_string(table, str(value), key=key), what=f"{key} {value!r}")
     return version_snapshot(table, str(value))

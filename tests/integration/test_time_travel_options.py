@@ -102,3 +102,21 @@ def test_incremental_between_scan_modes(t: Table) -> None:
     t.expire_snapshots(retain_min=1, retain_max=1)
     with pytest.raises(NoSuchSnapshotError, match="expired"):
         t.copy({"incremental-between": "one,4", "incremental-between-scan-mode": "delta"}).read()
+
+
+def test_scan_watermark(t: Table) -> None:
+    # laketide writes no watermark; a Java writer does: give snapshots 2 and 3 one, as Java's JSON carries it.
+    import json
+    import os
+
+    for sid, wm in ((2, 1000), (3, 2000)):
+        path = os.path.join(t.path, "snapshot", f"snapshot-{sid}")
+        with open(path) as f:
+            d = json.load(f)
+        d["watermark"] = wm
+        with open(path, "w") as f:
+            json.dump(d, f)
+    assert ids(t.copy({"scan.watermark": "1500"}).read()) == ids(t.read(snapshot_id=3))
+    assert ids(t.copy({"scan.watermark": "1000"}).read()) == ids(t.read(snapshot_id=2))
+    with pytest.raises(NoSuchSnapshotError, match="watermark"):
+        t.copy({"scan.watermark": "5000"}).read()
