@@ -56,6 +56,9 @@ WriteMode = Literal["append", "overwrite"]
 
 _LOG = logging.getLogger(__name__)
 
+# Keys Table.copy() accepts: how to read, never how files are laid out.
+_DYNAMIC_PREFIXES = ("scan.", "incremental-between", "consumer-id", "consumer.", "read.", "local-time-zone")
+
 
 class Table:
     def __init__(
@@ -315,7 +318,15 @@ class Table:
 
         from laketide.options import CoreOptions
 
-        merged = {**self._schema.options, **{str(k): str(v) for k, v in options.items()}}
+        dynamic = {str(k): str(v) for k, v in options.items()}
+        # Only options of reading: a dynamic 'bucket' or 'file.format' would make writes disagree with the files.
+        refused = sorted(k for k in dynamic if not k.startswith(_DYNAMIC_PREFIXES))
+        if refused:
+            raise InvalidOptionError(
+                f"Table {self.name}: copy() takes read options only ({', '.join(_DYNAMIC_PREFIXES)}...), not "
+                f"{refused}; change table options with alter()"
+            )
+        merged = {**self._schema.options, **dynamic}
         try:
             CoreOptions(merged)  # a malformed value fails here, naming the key
         except InvalidOptionError as e:

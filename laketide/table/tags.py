@@ -122,7 +122,9 @@ class TagManager:
 
     def get(self, name: str) -> Tag:
         """Tag ``name``; NoSuchSnapshotError naming the table when there is none."""
-        path = self.path(name)
+        return self._read(name, self.path(name))
+
+    def _read(self, name: str, path: str) -> Tag:
         try:
             data = self.store.file_io.read_bytes(path)
         except FileIOError as e:
@@ -144,7 +146,8 @@ class TagManager:
         out = []
         for name in self.names():
             try:
-                out.append(self.get(name))
+                # By its listed path: a name Java allows but laketide would not create (e.g. 'a..b') still reads.
+                out.append(self._read(name, f"{self._dir}/{TAG_PREFIX}{name}"))
             except (NoSuchSnapshotError, *_READ_ERRORS):
                 continue
         return sorted(out, key=lambda t: (t.snapshot.id, t.name))
@@ -338,6 +341,11 @@ def _process_time_tags(store: FileStore, tags: TagManager) -> None:
             pass
         next_tag = last_time + period.step
     latest = sm.latest_snapshot_id() or 0
+    if next_tag is not None:
+        # Snapshot times only grow: when the latest one is not due, none is (no scan of the day's snapshots).
+        newest = sm.try_snapshot(latest)
+        if newest is None or _wall_clock(store, newest.time_millis) - delay < next_tag + period.step:
+            first = latest + 1
     for sid in range(first, latest + 1):
         s = sm.try_snapshot(sid)
         if s is None:

@@ -183,3 +183,14 @@ def test_watermark_auto_creation_is_refused(tmp_path) -> None:
 
     with pytest.raises(UnsupportedOptionError, match="tag.automatic-creation"):
         make_table(tmp_path, **{"tag.automatic-creation": "watermark"})
+
+
+def test_java_tag_names_laketide_would_not_create_still_list(tmp_path) -> None:
+    t = make_table(tmp_path)
+    t.write(rows(range(3)))
+    with open(os.path.join(t.path, "snapshot", "snapshot-1"), "rb") as f:
+        data = f.read()
+    os.makedirs(os.path.join(t.path, "tag"), exist_ok=True)
+    with open(os.path.join(t.path, "tag", "tag-v1..2"), "wb") as f:
+        f.write(data)
+    assert [x.name for x in t.tags.list()] == ["v1..2"]

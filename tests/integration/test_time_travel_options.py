@@ -120,3 +120,11 @@ def test_scan_watermark(t: Table) -> None:
     assert ids(t.copy({"scan.watermark": "1000"}).read()) == ids(t.read(snapshot_id=2))
     with pytest.raises(NoSuchSnapshotError, match="watermark"):
         t.copy({"scan.watermark": "5000"}).read()
+
+
+def test_copy_takes_read_options_only(t: Table) -> None:
+    with pytest.raises(InvalidOptionError, match="'bucket'"):
+        t.copy({"bucket": "4"})
+    with pytest.raises(InvalidOptionError, match="scan.snapshot-id"):
+        t.copy({"scan.snapshot-id": "x"})
+    assert t.schema.options.get("scan.snapshot-id") is None  # copy writes nothing
