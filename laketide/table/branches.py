@@ -96,11 +96,17 @@ class BranchManager:
             source = tags.get(tag)
         latest_schema = self.table.schema_manager.latest()
         schema_id = source.snapshot.schema_id if source is not None else (latest_schema.id if latest_schema else 0)
-        # Schemas first: a branch directory with a schema is a loadable (empty) branch at every step.
-        for sid in self.table.schema_manager.list_ids():
-            if sid <= schema_id:
-                data = self.io.read_bytes(self.table.schema_manager.schema_path(sid))
-                self.io.write_bytes(f"{paths.schema_dir}/schema-{sid}", data, overwrite=True)
+        # Schemas first: a branch directory with a schema is a loadable (empty) branch at every step. The first
+        # one is written only if absent: of two processes creating the same branch, one is refused.
+        ids = [sid for sid in self.table.schema_manager.list_ids() if sid <= schema_id]
+        for i, sid in enumerate(ids):
+            data = self.io.read_bytes(self.table.schema_manager.schema_path(sid))
+            target = f"{paths.schema_dir}/schema-{sid}"
+            if i == 0:
+                if not self.io.try_write_atomic(target, data):
+                    raise InvalidOptionError(f"Table {self.table.name}: branch {name!r} already exists")
+            else:
+                self.io.write_bytes(target, data, overwrite=True)
         if source is not None:
             assert tag is not None
             snap = source.snapshot

@@ -95,7 +95,7 @@ class TableScan:
         # FallbackReadFileStoreTable), for plain reads of the latest snapshot.
         fallback = table.options.scan_fallback_branch
         self._fallback: TableScan | None = None
-        self._fallback_files: set[str] = set()
+        self._main_partitions: set[bytes] | None = None
         if fallback and fallback != table.branch and not time_travel and not read_optimized:
             self._fallback = TableScan(table.branch_table(fallback), columns=columns, where=where)
 
@@ -118,13 +118,19 @@ class TableScan:
         own = self._plan_own()
         if self._fallback is None:
             return own
-        if self.snapshot is None:
-            have: set[bytes] = set()
-        else:
-            have = {e.partition for e in self.table.store.new_scan(self.schema).plan(self.snapshot)}
-        extra = [sp for sp in self._fallback.plan() if sp.partition not in have]
-        self._fallback_files = {sp.files[0].file_name for sp in extra if sp.files}
-        return own + extra
+        have = self._partitions_of_this_branch()
+        return own + [sp for sp in self._fallback.plan() if sp.partition not in have]
+
+    def _partitions_of_this_branch(self) -> set[bytes]:
+        # Fallback splits are exactly those of partitions this branch lacks: a task that only reads a split (an
+        # executor) tells them apart the same way, without the planner's state.
+        if self._main_partitions is None:
+            if self.snapshot is None:
+                self._main_partitions = set()
+            else:
+                entries = self.table.store.new_scan(self.schema).plan(self.snapshot)
+                self._main_partitions = {e.partition for e in entries}
+        return self._main_partitions
 
     def _plan_own(self) -> list[DataSplit]:
         if self.snapshot is None:
@@ -181,7 +187,7 @@ class TableScan:
 
     def read_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         """The rows of one split of ``plan()`` (merged, filtered, projected): what a distributed reader's task runs."""
-        if self._fallback is not None and split.files and split.files[0].file_name in self._fallback_files:
+        if self._fallback is not None and split.partition not in self._partitions_of_this_branch():
             return self._read_fallback(split)
         return self.reader.read(split)
 

@@ -52,3 +52,21 @@ def test_spark_time_travel_by_version_and_timestamp(spark, cat, wh: str) -> None
     assert ids(**{"scan.timestamp": wall.strftime("%Y-%m-%d %H:%M:%S.%f")}) == [0, 1]
     with pytest.raises(ReadOnlyTableError, match="scan.version"):
         ls.write(spark.createDataFrame([(9,)], "id long"), "db.tv", warehouse=wh, options={"scan.version": "1"})
+
+
+def test_spark_reads_the_fallback_branch(spark, cat, wh: str) -> None:  # noqa: ANN001
+    import laketide
+    from laketide.types import IntType
+
+    schema = pa.schema([("id", pa.int64()), ("dt", pa.string())])
+    t = cat.create_table("db.fb", schema, partition_keys=["dt"], options={"bucket": "1", "bucket-key": "id"})
+    t.write(pa.table({"id": [1, 2], "dt": ["a", "a"]}, schema=schema))
+    fb = t.branches.create("stream")
+    fb.alter(laketide.AddColumn(name="extra", type=IntType()))  # the fallback branch's schema differs from main's
+    fb.write(pa.table({"id": [5, 6], "dt": ["a", "b"], "extra": pa.array([1, 2], pa.int32())}))
+    t.alter(laketide.SetOption("scan.fallback-branch", "stream"))
+    expected = sorted(zip(t.read()["id"].to_pylist(), t.read()["dt"].to_pylist()))
+    assert expected == [(1, "a"), (2, "a"), (6, "b")]
+    got = ls.read(spark, "db.fb", warehouse=wh).collect()
+    assert sorted((r["id"], r["dt"]) for r in got) == expected
+    assert ls.read(spark, "db.fb", warehouse=wh).columns == ["id", "dt"]
