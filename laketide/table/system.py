@@ -5,7 +5,7 @@ Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -30,6 +30,11 @@ class SystemTable:
         return table.select(list(columns)) if columns is not None else table
 
     to_arrow = read
+
+    def copy(self, options: Mapping[str, object]) -> SystemTable:
+        """This system table over the table with dynamic read ``options``, e.g. ``{"scan.snapshot-id": "3"}`` for
+        ``$files`` / ``$manifests`` / ``$partitions`` / ``$buckets`` / ``$table_indexes`` at snapshot 3."""
+        return SystemTable(self.base.copy(options), self.name.rsplit("$", 1)[-1], self._reader)
 
 
 def _snapshots(t: Table) -> pa.Table:

@@ -70,3 +70,17 @@ def test_spark_reads_the_fallback_branch(spark, cat, wh: str) -> None:  # noqa: 
     got = ls.read(spark, "db.fb", warehouse=wh).collect()
     assert sorted((r["id"], r["dt"]) for r in got) == expected
     assert ls.read(spark, "db.fb", warehouse=wh).columns == ["id", "dt"]
+
+
+def test_spark_files_at_a_snapshot(spark, cat, wh: str) -> None:  # noqa: ANN001
+    import pytest
+
+    schema = pa.schema([("id", pa.int64())])
+    t = cat.create_table("db.fs", schema, options={"bucket": "1", "bucket-key": "id"})
+    t.write(pa.table({"id": [1]}, schema=schema))
+    t.write(pa.table({"id": [2]}, schema=schema))
+    at_one = ls.read(spark, "db.fs$files", warehouse=wh, snapshot_id=1).collect()
+    assert {r["file_path"] for r in at_one} == {p for s in t.scan(snapshot_id=1).plan() for p in s.file_paths()}
+    assert len(ls.read(spark, "db.fs$files", warehouse=wh).collect()) == 2
+    with pytest.raises(Exception, match="takes no where"):
+        ls.read(spark, "db.fs$tags", warehouse=wh, snapshot_id=1).collect()
