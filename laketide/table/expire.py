@@ -165,16 +165,13 @@ def _expire_until(store: FileStore, earliest: int, end: int) -> int:
     assert scan.path_factory is not None
     paths = TablePathResolver(scan.path_factory)
     tags = [t for t in list_tags(store) if t.id < end]
-    from laketide.table.file_holders import branch_names, other_branch_snapshots
+    from laketide.table.file_holders import held_by_other_branches
 
     # Other branches share data files and manifests: whatever their snapshots or tags reference stays.
-    branch_holders = other_branch_snapshots(store) if store.branch != "main" or branch_names(store) else []
-    branch_files: set[str] = set()
-    for b in branch_holders:
-        held_by_branch = _live_data_paths(scan, paths, b)
-        if held_by_branch is None:
-            return 0  # unknown holders: delete nothing rather than guess
-        branch_files |= held_by_branch
+    elsewhere = held_by_other_branches(store)
+    if elsewhere is None:
+        return 0  # unknown holders: delete nothing rather than guess
+    branch_files = elsewhere.data
 
     # Data files: those the delta of a snapshot deleted were live only in older snapshots. Each snapshot's list is
     # planned first (without the files the newest tag before it still holds); they are deleted right after the
@@ -198,7 +195,8 @@ def _expire_until(store: FileStore, earliest: int, end: int) -> int:
     unused: list[str] = []
     try:
         skipping = set()
-        for s in (*tags, *branch_holders, keep):
+        skipping |= elsewhere.metadata
+        for s in (*tags, keep):
             skipping |= _metadata_names(scan, s)
     except _READ_ERRORS:
         skipping = None  # unknown survivors: keep every manifest rather than guess

@@ -137,7 +137,7 @@ def _used_names(store: FileStore) -> set[str]:
     from laketide.table.file_holders import other_branch_snapshots
 
     # Branches share the data files and manifests: every snapshot and tag of every other branch protects them.
-    for s in other_branch_snapshots(store, all_snapshots=True):
+    for s in other_branch_snapshots(store):
         _collect(scan, s, used, seen_manifests)
     return used
 

@@ -141,3 +141,24 @@ def test_rollback_to_expired_untagged_snapshot_changes_nothing(tmp_path) -> None
     with pytest.raises(NoSuchSnapshotError, match="db.t"):
         t.rollback_to("no-such-tag")
     assert t.snapshot_manager.snapshot_ids() == [2] and t.read().num_rows == 5
+
+
+def test_branch_expiration_after_fast_forward_keeps_mains_files(tmp_path) -> None:
+    cat = laketide.load_catalog(warehouse=str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "1"})
+    t.write(rows(range(5), "a"))
+    t.tags.create("base")
+    b = t.branches.create("b", tag="base")
+    b.write(rows(range(5), "b1"))
+    b.write(rows(range(5, 7), "b2"))
+    t.branches.fast_forward("b")        # main's snapshots now reference files the branch wrote
+    main_rows = contents(t.read())
+    history = {sid: contents(t.read(snapshot_id=sid)) for sid in t.snapshot_manager.snapshot_ids()}
+    for i in range(3):
+        b.write(rows(range(7), f"c{i}"))
+    b.compact(full=True)
+    assert b.expire_snapshots(retain_min=1, retain_max=1) > 0
+    assert contents(t.read()) == main_rows
+    assert {sid: contents(t.read(snapshot_id=sid)) for sid in history} == history
+    assert no_orphans(t) and no_orphans(b)
