@@ -194,3 +194,29 @@ def test_java_tag_names_laketide_would_not_create_still_list(tmp_path) -> None:
     with open(os.path.join(t.path, "tag", "tag-v1..2"), "wb") as f:
         f.write(data)
     assert [x.name for x in t.tags.list()] == ["v1..2"]
+
+
+def test_process_time_tags_follow_javas_period_and_delay(tmp_path) -> None:
+    from laketide.table.tags import auto_tag_after_commit
+
+    t = make_table(tmp_path, **{"write-only": "true"})  # no automatic run at commit: this test drives it
+    for i in range(3):
+        t.write(rows(range(i, i + 1)))
+    # Give the snapshots commit times of our choosing (epoch millis of UTC wall-clock times, local-time-zone UTC).
+    times = {1: "2024-05-01 10:30", 2: "2024-05-01 11:10", 3: "2024-05-01 12:05"}
+    for sid, text in times.items():
+        path = os.path.join(t.path, "snapshot", f"snapshot-{sid}")
+        with open(path) as f:
+            d = json.load(f)
+        wall = _dt.datetime.strptime(text, "%Y-%m-%d %H:%M")
+        d["timeMillis"] = (wall - _dt.datetime(1970, 1, 1)) // _dt.timedelta(milliseconds=1)
+        with open(path, "w") as f:
+            json.dump(d, f)
+    t.alter(laketide.SetOption("tag.automatic-creation", "process-time"),
+            laketide.SetOption("tag.creation-period", "hourly"), laketide.SetOption("tag.creation-delay", "10 min"))
+    auto_tag_after_commit(t.store)
+    # The first snapshot tags the previous full hour; an hour's tag needs a snapshot at least `delay` after the hour
+    # that follows it ends (Paimon: TagAutoCreation).
+    assert [(x.name, x.snapshot_id) for x in t.tags.list()] == [("2024-05-01 09", 1), ("2024-05-01 10", 2)]
+    auto_tag_after_commit(t.store)  # idempotent
+    assert len(t.tags.list()) == 2
