@@ -17,6 +17,11 @@ def test_spark_reads_system_tables_and_a_branch(spark, cat, wh: str) -> None:  #
     files = ls.read(spark, "db.m$files", warehouse=wh).collect()
     assert sum(r["record_count"] for r in files) == 3
     assert [r["tag_name"] for r in ls.read(spark, "db.m$tags", warehouse=wh).collect()] == ["t1"]
+    views = ls.register_views(spark, warehouse=wh, databases=["db"], system_tables=("partitions", "files"))
+    assert "db.m$partitions" in views
+    by_sql = spark.sql("SELECT partition, record_count FROM `db.m$partitions` ORDER BY partition").collect()
+    grouped = spark.sql("SELECT concat('dt=', dt) AS p, count(*) AS n FROM `db.m` GROUP BY dt ORDER BY p").collect()
+    assert [(r["partition"], r["record_count"]) for r in by_sql] == [(r["p"], r["n"]) for r in grouped]
     t.branches.create("b1", tag="t1")
     t.branch_table("b1").write(pa.table({"id": [9], "dt": ["c"]}, schema=schema))
     got = ls.read(spark, "db.m$branch_b1", warehouse=wh).collect()
