@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import json
+import struct
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["METADATA_TABLES"]
 
 _TS = pa.timestamp("ms")
+# A stats or key blob that does not decode with its schema shows as null, never fails the whole system table.
+_DECODE_ERRORS = (ValueError, IndexError, struct.error, UnicodeDecodeError)
 
 
 def _f(name: str, type_: pa.DataType, nullable: bool = True) -> pa.Field:
@@ -160,7 +163,7 @@ def _stats_row(parts: _Partitions, stats: SimpleStats, which: str) -> str | None
         return "{}"
     try:
         values = deserialize_binary_row(stats.min_values if which == "min" else stats.max_values, parts.types)
-    except (ValueError, IndexError):
+    except _DECODE_ERRORS:
         return None
     return "{" + ", ".join("null" if v is None else _cast_string(v) for v in values) + "}"
 
@@ -215,7 +218,7 @@ class _FileStats:
         types = [schema.field(k).type for k in pks]
         try:
             lo, hi = deserialize_binary_row(file.min_key, types), deserialize_binary_row(file.max_key, types)
-        except (ValueError, IndexError):
+        except _DECODE_ERRORS:
             return None, None
         if not types:
             return None, None
@@ -232,7 +235,7 @@ class _FileStats:
         try:
             lo = deserialize_binary_row(file.value_stats.min_values, [f.type for f in fields])
             hi = deserialize_binary_row(file.value_stats.max_values, [f.type for f in fields])
-        except (ValueError, IndexError):
+        except _DECODE_ERRORS:
             lo = hi = [None] * len(fields)
         counts = file.value_stats.null_counts or ()
         for i, f in enumerate(fields):
