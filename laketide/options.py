@@ -572,6 +572,55 @@ class CoreOptions:
     )
     SCAN_TAG_NAME = _option("scan.tag-name", _S, None, "Tag to read.")
     READ_BATCH_SIZE = _option("read.batch-size", _I, 1024, "Rows per read batch.", check=_at_least(1))
+    SCAN_TIMESTAMP = _option("scan.timestamp", _S, None, "Read the latest snapshot at or before this local time.")
+    SCAN_WATERMARK = _option("scan.watermark", _L, None, "Read the first snapshot whose watermark is at least this.")
+    SCAN_VERSION = _option("scan.version", _S, None, "Tag name or snapshot id to read.")
+    INCREMENTAL_BETWEEN = _option(
+        "incremental-between", _S, None, "Read the changes between two snapshots or tags: 'start,end'."
+    )
+    INCREMENTAL_BETWEEN_TIMESTAMP = _option(
+        "incremental-between-timestamp", _S, None, "Read the changes between two epoch-millis instants: 'start,end'."
+    )
+    INCREMENTAL_BETWEEN_SCAN_MODE = _option(
+        "incremental-between-scan-mode", _S, "auto", "auto, delta, changelog or diff.",
+        check=lambda v: None if v.lower() in ("auto", "delta", "changelog", "diff")
+        else "one of auto, delta, changelog, diff",
+    )
+    SCAN_FALLBACK_BRANCH = _option(
+        "scan.fallback-branch", _S, None, "Partitions the branch read lacks are read from this branch."
+    )
+    TAG_AUTOMATIC_CREATION = _option(
+        "tag.automatic-creation", _S, "none", "Create tags automatically: none, process-time, watermark, batch.",
+        check=lambda v: None if v.lower() in ("none", "process-time", "watermark", "batch")
+        else "one of none, process-time, watermark, batch",
+    )
+    TAG_CREATION_PERIOD = _option(
+        "tag.creation-period", _S, "daily", "Period of automatic tags: daily, hourly, two-hours.",
+        check=lambda v: None if v.lower() in ("daily", "hourly", "two-hours") else "one of daily, hourly, two-hours",
+    )
+    TAG_CREATION_DELAY = _option("tag.creation-delay", _DUR, 0, "Delay after a period ends before its tag.")
+    TAG_PERIOD_FORMATTER = _option(
+        "tag.period-formatter", _S, "with_dashes", "Format of automatic tag names: with_dashes, without_dashes.",
+        check=lambda v: None if v.lower() in ("with_dashes", "without_dashes")
+        else "one of with_dashes, without_dashes",
+    )
+    TAG_NUM_RETAINED_MAX = _option(
+        "tag.num-retained-max", _I, None, "Most automatically created tags kept.", check=_at_least(1)
+    )
+    TAG_DEFAULT_TIME_RETAINED = _option(
+        "tag.default-time-retained", _DUR, None, "Time a new tag is kept (none: forever)."
+    )
+    CONSUMER_ID = _option("consumer-id", _S, None, "Records the progress of a streaming reader under this id.")
+    CONSUMER_EXPIRATION_TIME = _option(
+        "consumer.expiration-time", _DUR, None, "Consumers not updated for this long are removed."
+    )
+    CONSUMER_MODE = _option(
+        "consumer.mode", _S, "exactly-once", "exactly-once or at-least-once.",
+        check=lambda v: None if v.lower() in ("exactly-once", "at-least-once") else "exactly-once or at-least-once",
+    )
+    CONSUMER_IGNORE_PROGRESS = _option(
+        "consumer.ignore-progress", _B, False, "Start from the scan options, not the recorded progress."
+    )
     DATA_FILE_THIN_MODE = _option("data-file.thin-mode", _B, False, "Do not repeat key columns in PK data files.")
     DISABLE_EXPLICIT_TYPE_CASTING = _option(
         "disable-explicit-type-casting", _B, False,
@@ -752,6 +801,38 @@ class CoreOptions:
     scan_timestamp_millis: _Value[int | None] = _Value(SCAN_TIMESTAMP_MILLIS)
     scan_tag_name: _Value[str | None] = _Value(SCAN_TAG_NAME)
     read_batch_size: _Value[int] = _Value(READ_BATCH_SIZE)
+    scan_timestamp: _Value[str | None] = _Value(SCAN_TIMESTAMP)
+    scan_version: _Value[str | None] = _Value(SCAN_VERSION)
+    scan_watermark: _Value[int | None] = _Value(SCAN_WATERMARK)
+    incremental_between: _Value[str | None] = _Value(INCREMENTAL_BETWEEN)
+    incremental_between_timestamp: _Value[str | None] = _Value(INCREMENTAL_BETWEEN_TIMESTAMP)
+    scan_fallback_branch: _Value[str | None] = _Value(SCAN_FALLBACK_BRANCH)
+    tag_creation_delay: _Value[int] = _Value(TAG_CREATION_DELAY)
+    tag_num_retained_max: _Value[int | None] = _Value(TAG_NUM_RETAINED_MAX)
+    tag_default_time_retained: _Value[int | None] = _Value(TAG_DEFAULT_TIME_RETAINED)
+    consumer_id: _Value[str | None] = _Value(CONSUMER_ID)
+    consumer_expiration_time: _Value[int | None] = _Value(CONSUMER_EXPIRATION_TIME)
+    consumer_ignore_progress: _Value[bool] = _Value(CONSUMER_IGNORE_PROGRESS)
+
+    @property
+    def incremental_between_scan_mode(self) -> str:
+        return cast(str, self.get(self.INCREMENTAL_BETWEEN_SCAN_MODE)).lower()
+
+    @property
+    def tag_automatic_creation(self) -> str:
+        return cast(str, self.get(self.TAG_AUTOMATIC_CREATION)).lower()
+
+    @property
+    def tag_creation_period(self) -> str:
+        return cast(str, self.get(self.TAG_CREATION_PERIOD)).lower()
+
+    @property
+    def tag_period_formatter(self) -> str:
+        return cast(str, self.get(self.TAG_PERIOD_FORMATTER)).lower()
+
+    @property
+    def consumer_mode(self) -> str:
+        return cast(str, self.get(self.CONSUMER_MODE)).lower()
     data_file_thin_mode: _Value[bool] = _Value(DATA_FILE_THIN_MODE)
     disable_explicit_type_casting: _Value[bool] = _Value(DISABLE_EXPLICIT_TYPE_CASTING)
     local_time_zone: _Value[str] = _Value(LOCAL_TIME_ZONE)
@@ -886,8 +967,9 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide does not expire records during compaction"),
     UnsupportedOption(key="partition.expiration-time", example="7 d",
                       reason="laketide does not expire partitions at commit"),
-    UnsupportedOption(key="tag.automatic-creation", example="process-time", unsupported=_other_than("none"),
-                      reason="laketide creates no tags automatically"),
+    UnsupportedOption(key="tag.automatic-creation", example="watermark",
+                      unsupported=lambda v: v.strip().lower() == "watermark",
+                      reason="laketide creates tags automatically by process time or per batch, not by watermark"),
     UnsupportedOption(key="commit.callbacks", example="com.example.Callback",
                       reason="Java commit callbacks cannot run in laketide"),
     UnsupportedOption(key="tag.callbacks", example="com.example.Callback",

@@ -20,6 +20,7 @@ from laketide.table.table import Table
 if TYPE_CHECKING:
     from laketide.catalog.view import View
     from laketide.table.object_table import ObjectTable
+    from laketide.catalog.system_tables import GlobalSystemTable
     from laketide.table.system import SystemTable
 
 __all__ = ["Catalog", "Identifier", "check_name", "require_data_table"]
@@ -192,8 +193,13 @@ class Catalog(ABC):
     ) -> Table: ...
 
     @abstractmethod
-    def table(self, name: str | Identifier) -> Table | SystemTable:
-        """The table ``db.t``, or a system table ``db.t$snapshots``; NoSuchTableError if absent."""
+    def table(self, name: str | Identifier) -> Table | SystemTable | GlobalSystemTable:
+        """The table ``db.t``, a system table ``db.t$snapshots``, a branch ``db.t$branch_b`` or a catalog-wide
+        system table ``sys.all_table_options``; NoSuchTableError if absent."""
+
+    def options(self) -> dict[str, str]:
+        """The options this catalog was opened with (``sys.catalog_options``)."""
+        return {}
 
     @abstractmethod
     def table_exists(self, name: str | Identifier) -> bool: ...

@@ -7,6 +7,8 @@ Paimon: catalog.FileSystemCatalog
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,6 +34,8 @@ from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
+from laketide.catalog.system_tables import GlobalSystemTable, global_system_table
+from laketide.meta.paths import MAIN_BRANCH, FileStorePathFactory
 from laketide.table.system import SystemTable, system_table
 from laketide.table.table import Table
 from laketide.write.validation import validate_table_schema
@@ -39,6 +43,9 @@ from laketide.write.validation import validate_table_schema
 __all__ = ["FileSystemCatalog", "check_no_leftovers", "create_table_files"]
 
 DB_SUFFIX = ".db"
+
+
+_SECRET = re.compile(r"secret|password|token|credential|access[_.-]?key|session", re.IGNORECASE)
 
 
 class FileSystemCatalog(Catalog):
@@ -50,6 +57,12 @@ class FileSystemCatalog(Catalog):
     def __init__(self, warehouse: str, *, file_io: FileIO | None = None, **storage_options: Any) -> None:
         self.warehouse = warehouse.rstrip("/")
         self.file_io = file_io or file_io_for(self.warehouse, **storage_options)
+        self._options = {"warehouse": self.warehouse, **{k: str(v) for k, v in storage_options.items()}}
+
+    def options(self) -> dict[str, str]:
+        """The options this catalog was opened with (``sys.catalog_options``); values of keys that look like
+        credentials are masked."""
+        return {k: "******" if _SECRET.search(k) else v for k, v in self._options.items()}
 
     def _warehouse_missing(self) -> bool:
         return not self.file_io.exists(self.warehouse)
@@ -126,7 +139,13 @@ class FileSystemCatalog(Catalog):
 
     def table_exists(self, name: str | Identifier) -> bool:
         ident = Identifier.parse(name)
-        return bool(SchemaManager(self.file_io, self.table_path(ident)).list_ids())
+        path = self.table_path(ident)
+        if ident.branch is not None and ident.branch != MAIN_BRANCH:
+            # A branch exists when its own schema directory holds a schema.
+            schema_dir = FileStorePathFactory(path, branch=ident.branch).schema_dir
+            return bool(SchemaManager(self.file_io, path).list_ids()) and bool(
+                SchemaManager(self.file_io, path, schema_dir=schema_dir).list_ids())
+        return bool(SchemaManager(self.file_io, path).list_ids())
 
     def list_tables(self, database: str) -> list[str]:
         if not self.database_exists(database):
@@ -217,11 +236,13 @@ class FileSystemCatalog(Catalog):
     def _check_no_leftovers(self, ident: Identifier, path: str, manager: SchemaManager) -> None:
         check_no_leftovers(self.file_io, ident, path, manager)
 
-    def table(self, name: str | Identifier) -> Table | SystemTable:
+    def table(self, name: str | Identifier) -> Table | SystemTable | GlobalSystemTable:
         ident = Identifier.parse(name)
-        if ident.is_branch:
-            raise UnsupportedFeatureError(f"Table {ident}: branches are not supported; read {ident.full_name}")
+        if ident.database == SYSTEM_DATABASE and ident.branch is None and ident.system_table is None:
+            return global_system_table(self, ident.table)
         table = self._load(ident)
+        if ident.branch is not None:
+            table = table.branch_table(ident.branch)
         if ident.system_table:
             return system_table(table, ident.system_table)
         return table

@@ -40,10 +40,13 @@ class CommitLock(Protocol):
 
 
 class SnapshotManager:
-    def __init__(self, file_io: FileIO, table_path: str, *, lock: CommitLock | None = None) -> None:
+    def __init__(
+        self, file_io: FileIO, table_path: str, *, lock: CommitLock | None = None, snapshot_dir: str | None = None
+    ) -> None:
+        """``snapshot_dir`` is the branch's directory from the store's path factory (default: the main branch's)."""
         self.file_io = file_io
         self.table_path = table_path
-        self.snapshot_dir = f"{table_path}/snapshot"
+        self.snapshot_dir = snapshot_dir or f"{table_path}/snapshot"
         self.lock = lock
         # commit user -> (last snapshot id scanned, that user's newest snapshot id at or below it): lets a
         # streaming committer check exactly-once against the snapshots published since its previous check.

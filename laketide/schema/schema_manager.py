@@ -22,11 +22,16 @@ _SCHEMA_RE = re.compile(r"^schema-(\d+)$")
 
 
 class SchemaManager:
-    def __init__(self, file_io: FileIO, table_path: str) -> None:
+    def __init__(self, file_io: FileIO, table_path: str, *, schema_dir: str | None = None) -> None:
+        """``schema_dir`` is the branch's directory from the store's path factory (default: the main branch's)."""
         self.file_io = file_io
         self.table_path = table_path
-        self.schema_dir = f"{table_path}/schema"
+        self.schema_dir = schema_dir or f"{table_path}/schema"
         self._cache: dict[int, TableSchema] = {}
+
+    def forget(self) -> None:
+        """Drop the parsed schemas (after a fast-forward rewrote schema files)."""
+        self._cache.clear()
 
     def schema_path(self, schema_id: int) -> str:
         return f"{self.schema_dir}/schema-{schema_id}"

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from laketide.exceptions import InvalidOptionError, NoSuchTableError, ReadOnlyTableError, UnsupportedFeatureError
+from laketide.exceptions import InvalidOptionError, NoSuchTableError, ReadOnlyTableError
 
 if TYPE_CHECKING:
     from laketide.catalog import Catalog
@@ -40,7 +40,7 @@ Operation = Literal["read", "stream read", "write", "stream write", "compact"]
 
 # Where the table is (every operation).
 _TARGET = ("path", "table", "warehouse", "metastore")  # and catalog.<key>
-_TIME_TRAVEL = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis")
+_TIME_TRAVEL = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp", "scan.version")
 # Internal: set by laketide.spark.write / write_stream, never by users (see laketide.spark.writer).
 ROUTED = "laketide.routed"
 KEY_INDEX_BASE = "laketide.key-index-base"
@@ -52,7 +52,8 @@ SUPPORTED_OPTIONS: dict[Operation, frozenset[str]] = {
     # DataFrame like its columns; scan.*: time travel (the read is pinned to that snapshot).
     "read": frozenset({*_TARGET, "columns", "where", *_TIME_TRAVEL}),
     "stream read": frozenset({
-        *_TARGET, "columns", "scan.mode", "scan.snapshot-id", "scan.timestamp-millis",
+        *_TARGET, "columns", "scan.mode", "scan.snapshot-id", "scan.timestamp-millis", "consumer-id",
+        "consumer.ignore-progress",
         "read.stream.maxfilespertrigger", "maxfilespertrigger", "read.stream.maxrowspertrigger",
         "maxrowspertrigger",
     }),
@@ -104,10 +105,13 @@ class TableRef:
     database: str
     table: str
     system_table: str | None = None
+    branch: str | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.database}.{self.table}"
+        """``db.t``, or ``db.t$branch_b`` for a branch (reads and writes go to the branch)."""
+        base = f"{self.database}.{self.table}"
+        return f"{base}$branch_{self.branch}" if self.branch else base
 
     @property
     def full_name(self) -> str:
@@ -153,13 +157,11 @@ def table_ref(options: Mapping[str, str]) -> TableRef:
             f"laketide: option 'warehouse' is required for table {name} (or pass warehouse= to laketide.spark.session)"
         )
     ident = Identifier.parse(name)
-    if ident.is_branch:
-        raise UnsupportedFeatureError(f"laketide: table {ident}: branches are not supported; use {ident.full_name}")
     extra = tuple(sorted((k[len("catalog."):], v) for k, v in options.items() if k.lower().startswith("catalog.")))
     return TableRef(
         warehouse=absolute_warehouse(warehouse), metastore=options.get("metastore") or "filesystem",
         catalog_options=extra, database=ident.database, table=ident.table,
-        system_table=ident.system_table.lower() if ident.system_table else None,
+        system_table=ident.system_table.lower() if ident.system_table else None, branch=ident.branch,
     )
 
 

@@ -54,6 +54,7 @@ class ReadSpec:
     tag: str | None
     timestamp_ms: int | None
     arrow_schema: pa.Schema  # the rows Spark sees (with `rowkind` first for the audit log)
+    system_options: tuple[tuple[str, str], ...] = ()  # scan.* of a system table shown at a snapshot ($files ...)
 
     @property
     def audit_log(self) -> bool:
@@ -86,27 +87,47 @@ def _columns(options: Mapping[str, str]) -> tuple[str, ...] | None:
     return tuple(c.strip() for c in raw.split(",") if c.strip())
 
 
+# System tables that show the files of one snapshot: time travel picks which (Paimon: $files at a snapshot).
+_AT_A_SNAPSHOT = frozenset({"files", "manifests", "partitions", "buckets", "table_indexes", "statistics"})
+
+
 def read_spec(ref: TableRef, options: Mapping[str, str]) -> ReadSpec:
     columns = _columns(options)
     snapshot_id = int_option(options, "scan.snapshot-id")
     timestamp_ms = int_option(options, "scan.timestamp-millis")
     tag = options.get("scan.tag-name") or None
     where = options.get("where") or None
-    if sum(x is not None for x in (snapshot_id, timestamp_ms, tag)) > 1:
+    named = {k: options[k] for k in ("scan.timestamp", "scan.version") if options.get(k)}
+    if sum(x is not None for x in (snapshot_id, timestamp_ms, tag)) + len(named) > 1:
         raise InvalidOptionError(
             f"laketide: table {ref.full_name}: give at most one of scan.snapshot-id, scan.tag-name, "
-            f"scan.timestamp-millis"
+            f"scan.timestamp-millis, scan.timestamp, scan.version"
         )
+    if named and (ref.system_table is None or ref.system_table == AUDIT_LOG):
+        # Resolved once, on the driver, to what executors can pin: the tag it names, else the snapshot id.
+        ((key, value),) = named.items()
+        data = ref.data_table()
+        if key == "scan.version" and data.tags.exists(value.strip()):
+            tag = value.strip()
+        else:
+            chosen = data.copy({key: value}).scan().snapshot
+            snapshot_id = chosen.id if chosen is not None else None
     if ref.system_table is not None and ref.system_table != AUDIT_LOG:
         from laketide.table.system import system_table
 
-        if where is not None or snapshot_id is not None or timestamp_ms is not None or tag is not None:
+        pinned = {k: options[k] for k in ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis",
+                                          "scan.timestamp", "scan.version") if options.get(k)}
+        if where is not None or (pinned and ref.system_table not in _AT_A_SNAPSHOT):
             raise InvalidOptionError(
-                f"laketide: system table {ref.full_name} takes no where / scan.* options (filter the DataFrame)"
+                f"laketide: system table {ref.full_name} takes no where / scan.* options (filter the DataFrame; "
+                f"{sorted(_AT_A_SNAPSHOT)} take scan.* to show a snapshot)"
             )
-        data = system_table(ref.data_table(), ref.system_table).read(columns=list(columns) if columns else None)
+        sys_table = system_table(ref.data_table(), ref.system_table)
+        if pinned:
+            sys_table = sys_table.copy(pinned)
+        data = sys_table.read(columns=list(columns) if columns else None)
         return ReadSpec(ref=ref, columns=columns, where=None, snapshot_id=None, tag=None, timestamp_ms=None,
-                        arrow_schema=data.schema)
+                        arrow_schema=data.schema, system_options=tuple(sorted(pinned.items())))
     table = ref.data_table()
     data_cols = [c for c in columns if c != ROWKIND] if columns is not None else None
     scan = table.scan(columns=data_cols, where=where, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
@@ -207,8 +228,10 @@ class BatchReader(DataSourceReader):
         if isinstance(partition, SystemPartition):
             from laketide.table.system import system_table
 
-            data = system_table(spec.ref.data_table(), spec.ref.system_table or "").read(
-                columns=list(spec.columns) if spec.columns else None)
+            sys_table = system_table(spec.ref.data_table(), spec.ref.system_table or "")
+            if spec.system_options:
+                sys_table = sys_table.copy(dict(spec.system_options))
+            data = sys_table.read(columns=list(spec.columns) if spec.columns else None)
             for batch in data.to_batches():
                 yield conform_to_spark(batch, target)
             return

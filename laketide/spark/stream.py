@@ -64,6 +64,11 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.start_timestamp = int_option(options, "scan.timestamp-millis")
         self.max_files = int_option(options, "read.stream.maxfilespertrigger", "maxfilespertrigger")
         self.max_rows = int_option(options, "read.stream.maxrowspertrigger", "maxrowspertrigger")
+        # consumer-id: a new query resumes from the consumer's recorded progress, and each committed micro-batch
+        # records it (Paimon's consumer; exactly-once and at-least-once both record at commit here).
+        self.consumer_id = options.get("consumer-id") or None
+        self._recorded: int | None = None
+        self.ignore_progress = (options.get("consumer.ignore-progress") or "false").strip().lower() == "true"
         self.target: int | None = None  # AvailableNow: the latest snapshot when the query started
         self._cost: dict[int, tuple[int, int]] = {}  # snapshot id -> (files, rows) it adds to a stream
         table = ref.data_table()
@@ -76,6 +81,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         table = self.ref.data_table()
         sm = table.snapshot_manager
         latest = sm.latest_snapshot_id() or 0
+        if self.consumer_id is not None and not self.ignore_progress:
+            progress = table.consumers.get(self.consumer_id)
+            if progress is not None:
+                return {"snapshot": progress - 1, "full": False}
         mode = self.mode
         if mode == "default":
             mode = ("from-snapshot" if self.start_snapshot is not None
@@ -111,6 +120,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     @surfaced
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:  # noqa: N802
+        if not start.get("full"):
+            # Spark plans the next batch only once the one ending at ``start`` is in its commit log (and never
+            # calls commit() for the last batch of an availableNow query): ``start`` is processed.
+            self._record(int(start["snapshot"]))
         sm = self.ref.data_table().snapshot_manager
         latest = sm.latest_snapshot_id() or 0
         if self.target is not None:
@@ -166,6 +179,15 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             batch = pa.RecordBatch.from_arrays([rk, *batch.columns], names=[ROWKIND, *batch.schema.names])
         return conform_to_spark(batch, target)
 
+    @surfaced
     def commit(self, end: dict[str, Any]) -> None:
         for sid in [s for s in self._cost if s <= int(end["snapshot"])]:
             del self._cost[sid]
+        if not end.get("full"):
+            self._record(int(end["snapshot"]))
+
+    def _record(self, processed: int) -> None:
+        if self.consumer_id is None or self._recorded == processed:
+            return
+        self.ref.data_table().consumers.reset(self.consumer_id, processed + 1)
+        self._recorded = processed

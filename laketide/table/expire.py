@@ -173,6 +173,13 @@ def _expire_until(store: FileStore, earliest: int, end: int) -> int:
     assert scan.path_factory is not None
     paths = TablePathResolver(scan.path_factory)
     tags = [t for t in list_tags(store) if t.id < end]
+    from laketide.table.file_holders import held_by_other_branches
+
+    # Other branches share data files and manifests: whatever their snapshots or tags reference stays.
+    elsewhere = held_by_other_branches(store)
+    if elsewhere is None:
+        return 0  # unknown holders: delete nothing rather than guess
+    branch_files = elsewhere.data
 
     # Data files: those the delta of a snapshot deleted were live only in older snapshots. Each snapshot's list is
     # planned first (without the files the newest tag before it still holds); they are deleted right after the
@@ -189,7 +196,7 @@ def _expire_until(store: FileStore, earliest: int, end: int) -> int:
             held = tag_files[tag.id]
         if held is None:
             continue  # the tag could not be read: keep this snapshot's files
-        doomed[s.id] = [p for p in _deleted_in_delta(scan, paths, s) if p not in held]
+        doomed[s.id] = [p for p in _deleted_in_delta(scan, paths, s) if p not in held and p not in branch_files]
     decoupled = _decoupled(store)
     changelogs = [] if decoupled else [p for s in expired for p in _added_in_changelog(scan, paths, s)]
 
@@ -197,6 +204,7 @@ def _expire_until(store: FileStore, earliest: int, end: int) -> int:
     unused: list[str] = []
     try:
         skipping = set()
+        skipping |= elsewhere.metadata
         for s in (*tags, keep):
             skipping |= _metadata_names(scan, s)
     except _READ_ERRORS:

@@ -143,6 +143,11 @@ def _used_names(store: FileStore) -> set[str]:
         if kept is not None and kept.changelog_manifest_list:
             _collect(scan, replace(kept, base_manifest_list="", delta_manifest_list="", index_manifest=None,
                                    statistics=None), used, seen_manifests)
+    from laketide.table.file_holders import other_branch_snapshots
+
+    # Branches share the data files and manifests: every snapshot and tag of every other branch protects them.
+    for s in other_branch_snapshots(store):
+        _collect(scan, s, used, seen_manifests)
     return used
 
 

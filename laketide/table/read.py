@@ -86,8 +86,16 @@ class TableScan:
         self.table = table
         timestamp_ms = epoch_millis(timestamp_ms, table_name=table.name)
         self.read_optimized = read_optimized
-        self.snapshot = self._pick_snapshot(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
         time_travel = snapshot_id is not None or tag is not None or timestamp_ms is not None
+        if time_travel:
+            self.snapshot = self._pick_snapshot(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
+        else:
+            from laketide.table.time_travel import options_snapshot
+
+            # scan.snapshot-id / scan.tag-name / scan.timestamp(-millis) / scan.version of the table's options
+            chosen = options_snapshot(table)
+            time_travel = chosen is not None
+            self.snapshot = chosen if chosen is not None else table.snapshot_manager.latest_snapshot()
         # A plain read shows the latest schema; a time-travel read shows the schema of that snapshot.
         if time_travel and self.snapshot is not None:
             self.schema: TableSchema = table.schema_manager.schema(self.snapshot.schema_id)
@@ -104,6 +112,13 @@ class TableScan:
         self.columns = list(columns) if columns is not None else None
         self.reader = table.store.new_read(read_schema=self.schema, columns=self.columns, predicate=self.predicate)
         self._file_index_report: FileIndexReport | None = None
+        # scan.fallback-branch: partitions this branch lacks are read from that branch (Paimon:
+        # FallbackReadFileStoreTable), for plain reads of the latest snapshot.
+        fallback = table.options.scan_fallback_branch
+        self._fallback: TableScan | None = None
+        self._main_partitions: set[bytes] | None = None
+        if fallback and fallback != table.branch and not time_travel and not read_optimized:
+            self._fallback = TableScan(table.branch_table(fallback), columns=columns, where=where)
 
     def _pick_snapshot(self, *, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None) -> Snapshot | None:
         sm = self.table.snapshot_manager
@@ -121,6 +136,24 @@ class TableScan:
         return sm.latest_snapshot()
 
     def plan(self) -> list[DataSplit]:
+        own = self._plan_own()
+        if self._fallback is None:
+            return own
+        have = self._partitions_of_this_branch()
+        return own + [sp for sp in self._fallback.plan() if sp.partition not in have]
+
+    def _partitions_of_this_branch(self) -> set[bytes]:
+        # Fallback splits are exactly those of partitions this branch lacks: a task that only reads a split (an
+        # executor) tells them apart the same way, without the planner's state.
+        if self._main_partitions is None:
+            if self.snapshot is None:
+                self._main_partitions = set()
+            else:
+                entries = self.table.store.new_scan(self.schema).plan(self.snapshot)
+                self._main_partitions = {e.partition for e in entries}
+        return self._main_partitions
+
+    def _plan_own(self) -> list[DataSplit]:
         if self.snapshot is None:
             return []
         store = self.table.store
@@ -199,22 +232,36 @@ class TableScan:
 
     def read_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         """The rows of one split of ``plan()`` (merged, filtered, projected): what a distributed reader's task runs."""
+        if self._fallback is not None and split.partition not in self._partitions_of_this_branch():
+            return self._read_fallback(split)
         return self.reader.read(split)
+
+    def _read_fallback(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        # The fallback branch's rows in this branch's schema: columns by name, cast to this branch's types.
+        assert self._fallback is not None
+        target = self.output_schema
+        for batch in self._fallback.reader.read(split):
+            arrays = [
+                batch.column(f.name).cast(f.type) if f.name in batch.schema.names
+                else pa.nulls(batch.num_rows, f.type)
+                for f in target
+            ]
+            yield pa.RecordBatch.from_arrays(arrays, schema=target)
 
     def to_batches(self) -> Iterator[pa.RecordBatch]:
         """Stream the rows batch by batch (bounded memory)."""
         for split in self.plan():
-            yield from self.reader.read(split)
+            yield from self.read_split(split)
 
     def to_arrow(self) -> pa.Table:
         """Read every split into one table; splits are read in parallel (decoding releases the GIL)."""
         splits = self.plan()
         workers = min(len(splits), os.cpu_count() or 1)
         if workers <= 1:
-            batches = [b for split in splits for b in self.reader.read(split)]
+            batches = [b for split in splits for b in self.read_split(split)]
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(lambda split: list(self.reader.read(split)), splits))
+                parts = list(pool.map(lambda split: list(self.read_split(split)), splits))
             batches = [b for part in parts for b in part]
         return pa.Table.from_batches(batches, schema=self.output_schema)
 

@@ -9,7 +9,7 @@ AuditLogTable, BinlogTable
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +37,11 @@ class SystemTable:
         return table.select(list(columns)) if columns is not None else table
 
     to_arrow = read
+
+    def copy(self, options: Mapping[str, object]) -> SystemTable:
+        """This system table over the table with dynamic read ``options``, e.g. ``{"scan.snapshot-id": "3"}`` for
+        ``$files`` / ``$manifests`` / ``$partitions`` / ``$buckets`` / ``$table_indexes`` at snapshot 3."""
+        return SystemTable(self.base.copy(options), self.name.rsplit("$", 1)[-1], self._reader)
 
 
 def _snapshots(t: Table) -> pa.Table:
@@ -123,10 +128,17 @@ _SYSTEM_TABLES: dict[str, Callable[[Table], pa.Table]] = {
 }
 
 
+def _metadata_tables() -> dict[str, Callable[[Table], pa.Table]]:
+    from laketide.table.metadata_tables import METADATA_TABLES
+
+    return METADATA_TABLES
+
+
 def system_table(table: Table, name: str) -> SystemTable:
-    reader = _SYSTEM_TABLES.get(name.lower())
+    every = {**_metadata_tables(), **_SYSTEM_TABLES}
+    reader = every.get(name.lower())
     if reader is None:
         raise NoSuchTableError(
-            f"System table {table.name}${name} does not exist; available: {sorted(_SYSTEM_TABLES)}"
+            f"System table {table.name}${name} does not exist; available: {sorted(every)}"
         )
     return SystemTable(table, name.lower(), reader)

@@ -19,6 +19,7 @@ from laketide.exceptions import (
     CommitStateUnknownError,
     InvalidOptionError,
     LaketideError,
+    NoSuchSnapshotError,
     NotFoundError,
     SchemaError,
     WriteConflictError,
@@ -28,6 +29,7 @@ from laketide.fs import FileIO
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.deletion import TableFileDeleter
 from laketide.meta.manifest import ManifestEntry
+from laketide.meta.paths import MAIN_BRANCH, FileStorePathFactory
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
 from laketide.options import CoreOptions
@@ -46,12 +48,18 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from laketide.table.orphan import OrphanFilesResult
+    from laketide.table.branches import BranchManager
+    from laketide.table.consumers import ConsumerManager
+    from laketide.table.tags import TagManager
 
 __all__ = ["Table"]
 
 WriteMode = Literal["append", "overwrite"]
 
 _LOG = logging.getLogger(__name__)
+
+# Keys Table.copy() accepts: how to read, never how files are laid out.
+_DYNAMIC_PREFIXES = ("scan.", "incremental-between", "consumer-id", "consumer.", "read.", "local-time-zone")
 
 
 class Table:
@@ -63,17 +71,23 @@ class Table:
         file_io: FileIO,
         schema: TableSchema | None = None,
         commit_lock: CommitLock | None = None,
+        branch: str = MAIN_BRANCH,
     ) -> None:
         """``commit_lock`` serializes snapshot publishing on stores without atomic write-if-absent
-        (a catalog lock, Paimon's ``lock.enabled``)."""
+        (a catalog lock, Paimon's ``lock.enabled``). ``branch`` names the branch this table reads and writes
+        (its snapshots, schemas, tags and consumers live under ``branch/branch-<name>``)."""
         self.name = name
         self.path = path
         self.file_io = file_io
-        self.schema_manager = SchemaManager(file_io, path)
-        self.snapshot_manager = SnapshotManager(file_io, path, lock=commit_lock)
+        self.branch = branch
+        self._commit_lock = commit_lock
+        dirs = FileStorePathFactory(path, branch=branch)
+        self.schema_manager = SchemaManager(file_io, path, schema_dir=dirs.schema_dir)
+        self.snapshot_manager = SnapshotManager(file_io, path, lock=commit_lock, snapshot_dir=dirs.snapshot_dir)
         latest = schema or self.schema_manager.latest()
         if latest is None:
-            raise SchemaError(f"Table {name} at {path} has no schema")
+            where = path if branch == MAIN_BRANCH else f"{path} (branch {branch})"
+            raise SchemaError(f"Table {name} at {where} has no schema")
         self._schema = latest
         self._store: FileStore | None = None
         # The live files of the last snapshot a writer restored from: the commit that follows checks its new
@@ -92,7 +106,7 @@ class Table:
         if store is None or store.schema is not self._schema:
             store = self._store = FileStore.create(
                 file_io=self.file_io, table_path=self.path, table_name=self.name, schema=self._schema,
-                schema_manager=self.schema_manager, snapshot_manager=self.snapshot_manager,
+                schema_manager=self.schema_manager, snapshot_manager=self.snapshot_manager, branch=self.branch,
             )
         return store
 
@@ -136,6 +150,51 @@ class Table:
     def tag_snapshot(self, tag: str) -> Snapshot:
         return self.store.tag_snapshot(tag)
 
+    @property
+    def branches(self) -> BranchManager:
+        """The table's branches: ``create(name, tag=None)``, ``delete``, ``list``, ``fast_forward``."""
+        from laketide.table.branches import BranchManager
+
+        return BranchManager(self)
+
+    def branch_table(self, branch: str) -> Table:
+        """The table as branch ``branch`` holds it (reads and writes go to the branch); NoSuchTableError when the
+        branch does not exist."""
+        from laketide.exceptions import NoSuchTableError
+        from laketide.table.names import check_name
+
+        check_name("branch", branch, table_name=self.name)
+        base = self.name.split("$", 1)[0]
+        if branch == MAIN_BRANCH:
+            return Table(name=base, path=self.path, file_io=self.file_io, commit_lock=self._commit_lock)
+        dirs = FileStorePathFactory(self.path, branch=branch)
+        if not SchemaManager(self.file_io, self.path, schema_dir=dirs.schema_dir).list_ids():
+            raise NoSuchTableError(f"Table {base}: branch {branch!r} does not exist")
+        return Table(name=f"{base}$branch_{branch}", path=self.path, file_io=self.file_io,
+                     commit_lock=self._commit_lock, branch=branch)
+
+    def history(self, limit: int | None = None) -> pa.Table:
+        """The commits of this branch, newest first (``$snapshots``' columns): what each one did, when, by whom."""
+        from laketide.table.system import system_table
+
+        snaps = system_table(self, "snapshots").read()
+        order = snaps.sort_by([("snapshot_id", "descending")])
+        return order if limit is None else order.slice(0, max(limit, 0))
+
+    @property
+    def consumers(self) -> ConsumerManager:
+        """This branch's consumers (streaming readers' progress): ``get``, ``reset``, ``delete``, ``list``."""
+        from laketide.table.consumers import ConsumerManager
+
+        return ConsumerManager(self.store)
+
+    @property
+    def tags(self) -> TagManager:
+        """This branch's tags: ``create``, ``replace``, ``rename``, ``delete``, ``list``, ``expire``."""
+        from laketide.table.tags import TagManager
+
+        return TagManager(self.store)
+
     # -- read --------------------------------------------------------------------------------------------------
     def scan(
         self,
@@ -168,6 +227,10 @@ class Table:
         timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
     ) -> pa.Table:
+        if where is None and snapshot_id is None and tag is None and timestamp_ms is None and not read_optimized:
+            ranged = self._incremental_between(columns, row_kind_column=None)
+            if ranged is not None:
+                return ranged  # a batch read with incremental-between returns the changes of the range
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
                          timestamp_ms=timestamp_ms, read_optimized=read_optimized).to_arrow()
 
@@ -177,33 +240,112 @@ class Table:
 
     def read_changes(
         self,
-        start_snapshot: int,
+        start_snapshot: int | None = None,
         end_snapshot: int | None = None,
         *,
         columns: Sequence[str] | None = None,
         full_start: bool = False,
         binlog: bool = False,
+        consumer_id: str | None = None,
     ) -> pa.Table:
         """The rows written after snapshot ``start_snapshot`` up to ``end_snapshot`` (default: the latest), with
         their row kind in a first ``rowkind`` column (+I, -U, +U, -D), as ``db.t$audit_log`` streams them.
         ``full_start`` includes the whole content of ``start_snapshot`` first (as inserts). Tables with a
         ``changelog-producer`` are read from their changelog. ``binlog``: ``db.t$binlog``'s layout (each column an
-        array; an update's -U / +U pair is one +U row holding ``[before, after]``)."""
-        end = (self.snapshot_manager.latest_snapshot_id() or 0) if end_snapshot is None else end_snapshot
+        array; an update's -U / +U pair is one +U row holding ``[before, after]``).
+
+        ``consumer_id`` (default: the ``consumer-id`` option) reads on from the consumer's recorded progress when
+        ``start_snapshot`` is None (unless ``consumer.ignore-progress``); a new consumer starts with the full
+        content of the latest snapshot (Paimon's ``latest-full``). After the read, the consumer's next snapshot is
+        ``end + 1``, and snapshot expiration keeps it until then.
+        """
+        if start_snapshot is None and end_snapshot is None and consumer_id is None:
+            ranged = self._incremental_between(columns, row_kind_column="rowkind")
+            if ranged is not None:
+                return ranged
+        consumer_id = consumer_id if consumer_id is not None else self.options.consumer_id
+        latest = self.snapshot_manager.latest_snapshot_id() or 0
+        end = latest if end_snapshot is None else end_snapshot
+        if start_snapshot is None:
+            progress = None
+            if consumer_id is not None and not self.options.consumer_ignore_progress:
+                progress = self.consumers.get(consumer_id)
+            if progress is not None:
+                start_snapshot = progress - 1
+            elif consumer_id is not None:
+                start_snapshot, full_start = end, end > 0
+            else:
+                start_snapshot = 0
         if start_snapshot < 0 or end < start_snapshot:
             raise InvalidOptionError(
                 f"Table {self.name}: read_changes needs 0 <= start_snapshot <= end_snapshot, got "
                 f"{start_snapshot} and {end}"
             )
-        changes = IncrementalScan(self).to_arrow(start_snapshot, end, full_start=full_start, columns=columns)
-        if not binlog:
-            return changes
-        from laketide.table.binlog import to_binlog
+        out = IncrementalScan(self).to_arrow(start_snapshot, end, full_start=full_start, columns=columns)
+        if binlog:
+            from laketide.table.binlog import to_binlog
 
-        missing = [k for k in self.primary_keys if k not in changes.column_names]
-        if missing:
-            raise InvalidOptionError(f"Table {self.name}: a binlog read needs the primary key columns {missing}")
-        return to_binlog(changes, self.primary_keys)
+            missing = [k for k in self.primary_keys if k not in out.column_names]
+            if missing:
+                raise InvalidOptionError(f"Table {self.name}: a binlog read needs the primary key columns {missing}")
+            out = to_binlog(out, self.primary_keys)
+        if consumer_id is not None:
+            self.consumers.reset(consumer_id, end + 1)
+        return out
+
+    def _incremental_between(self, columns: Sequence[str] | None, *, row_kind_column: str | None) -> pa.Table | None:
+        """The changes ``incremental-between`` / ``incremental-between-timestamp`` select, None without them:
+        snapshot by snapshot when every snapshot of the range is there, else the file diff of its ends."""
+        from laketide.table.time_travel import incremental_range
+
+        ranged = incremental_range(self)
+        if ranged is None:
+            return None
+        start, end = ranged
+        mode = self.options.incremental_between_scan_mode
+        if mode == "changelog":
+            from laketide.exceptions import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(
+                f"Table {self.name}: incremental-between-scan-mode 'changelog' needs changelog files, which laketide "
+                f"does not read yet; use 'delta' or 'diff'"
+            )
+        scan = IncrementalScan(self)
+        first = start.id + 1 if start is not None else 1
+        complete = all(self.snapshot_manager.snapshot_exists(i) for i in range(first, end.id + 1))
+        if mode == "delta" and not complete:
+            raise NoSuchSnapshotError(
+                f"Table {self.name}: incremental-between-scan-mode 'delta' needs snapshots {first}..{end.id}, some of "
+                f"which have expired; use 'diff' (or 'auto')"
+            )
+        if mode != "diff" and complete:
+            return scan.to_arrow(start.id if start is not None else 0, end.id, columns=columns,
+                                 row_kind_column=row_kind_column)
+        return scan.to_arrow_changes(scan.plan_diff(start, end), columns=columns, row_kind_column=row_kind_column)
+
+    def copy(self, options: Mapping[str, object]) -> Table:
+        """This table with dynamic ``options`` on top of its schema's (nothing is written): e.g. time travel by
+        ``scan.version`` / ``scan.timestamp`` or ``incremental-between`` for ``read``, or ``consumer-id``."""
+        from dataclasses import replace
+
+        from laketide.options import CoreOptions
+
+        dynamic = {str(k): str(v) for k, v in options.items()}
+        # Only options of reading: a dynamic 'bucket' or 'file.format' would make writes disagree with the files.
+        refused = sorted(k for k in dynamic if not k.startswith(_DYNAMIC_PREFIXES))
+        if refused:
+            raise InvalidOptionError(
+                f"Table {self.name}: copy() takes read options only ({', '.join(_DYNAMIC_PREFIXES)}...), not "
+                f"{refused}; change table options with alter()"
+            )
+        merged = {**self._schema.options, **dynamic}
+        try:
+            CoreOptions(merged)  # a malformed value fails here, naming the key
+        except InvalidOptionError as e:
+            raise InvalidOptionError(f"Table {self.name}: {e}") from e
+        schema = replace(self._schema, options=merged)
+        return Table(name=self.name, path=self.path, file_io=self.file_io, schema=schema,
+                     commit_lock=self._commit_lock, branch=self.branch)
 
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
@@ -219,6 +361,14 @@ class Table:
         writers share a bucket, e.g. Spark tasks of an unshuffled DataFrame: ``Table.compact`` after the commit).
         """
         from laketide.table.compact import BucketFiles, compacting_writer_factory
+
+        if self.branch != MAIN_BRANCH and self.store.bucket_mode in ("dynamic", "cross-partition"):
+            from laketide.exceptions import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(
+                f"Table {self.name}: writing a branch of a dynamic-bucket table is not supported (its bucket index "
+                f"is read from the main branch); use a fixed 'bucket' or an append table"
+            )
 
         compacts = compact and bool(self._schema.primary_keys) and not self.options.write_only
         restore = BucketFiles(self) if compacts else None
@@ -385,8 +535,10 @@ class Table:
         Defaults come from ``snapshot.num-retained.min`` / ``.max``, ``snapshot.time-retained`` and
         ``snapshot.expire.limit``. Also runs after every commit unless ``write-only`` is set (as in Java).
         """
+        from laketide.table.consumers import ConsumerManager
         from laketide.table.expire import expire_snapshots
 
+        ConsumerManager(self.store).expire()  # consumer.expiration-time: gone readers pin nothing
         return expire_snapshots(self.store, retain_min=retain_min, retain_max=retain_max,
                                 time_retained_ms=time_retained_ms, max_deletes=max_deletes)
 
@@ -411,11 +563,14 @@ class Table:
     def _expire_after_commit(self) -> None:
         if self.options.write_only:
             return
+        from laketide.table.tags import auto_tag_after_commit
+
         try:
             self.expire_snapshots()
+            auto_tag_after_commit(self.store)
         except LaketideError as e:
             # The commit has landed; a failed expiration only leaves work for the next one.
-            _LOG.warning("Snapshot expiration after a commit to table %s failed: %s", self.name, e)
+            _LOG.warning("Snapshot or tag maintenance after a commit to table %s failed: %s", self.name, e)
 
     # -- schema evolution --------------------------------------------------------------------------------------
     def alter(self, *changes: SchemaChange) -> Table:

@@ -148,7 +148,9 @@ class CommittedFiles:
     def _tags(self, *, after: int) -> list[Snapshot]:
         out = []
         io = self.scan.file_io
-        for st in io.list_status(f"{self.scan.table_path}/tag"):
+        paths = self.scan.path_factory  # the branch's tag directory (main's when the scan has no factory)
+        tag_dir = paths.tag_dir if paths is not None else f"{self.scan.table_path}/tag"
+        for st in io.list_status(tag_dir):
             name = st.path.rstrip("/").rsplit("/", 1)[-1]
             if st.is_dir or not name.startswith("tag-"):
                 continue

@@ -396,7 +396,8 @@ class TableWrite:
         return messages
 
     def _latest_snapshot_id(self) -> int | None:
-        return SnapshotManager(self.file_io, self.table_path).latest_snapshot_id()
+        return SnapshotManager(self.file_io, self.table_path,
+                               snapshot_dir=self.path_factory.snapshot_dir).latest_snapshot_id()
 
     def abort(self) -> None:
         """Delete the files written since the last prepare_commit()."""

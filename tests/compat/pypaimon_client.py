@@ -147,6 +147,7 @@ class PyPaimon:
         *,
         columns: Sequence[str] | None = None,
         snapshot_id: int | None = None,
+        tag: str | None = None,
     ) -> pa.Table:
         """Read every split (optionally projected, optionally at ``snapshot_id``) into one table."""
         with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
@@ -159,10 +160,26 @@ class PyPaimon:
                     "output_path": str(output_path),
                     "columns": None if columns is None else list(columns),
                     "snapshot_id": snapshot_id,
+                    "tag": tag,
                 },
                 workdir=Path(tmp),
             )
             return _read_ipc(output_path)
+
+    def create_tag(
+        self, warehouse: str | Path, identifier: str, tag: str, *, snapshot_id: int | None = None,
+        time_retained: str | None = None,
+    ) -> None:
+        with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
+            self.call("create_tag", {"warehouse": str(warehouse), "identifier": identifier, "tag": tag,
+                                     "snapshot_id": snapshot_id, "time_retained": time_retained}, workdir=Path(tmp))
+
+    def list_tags(self, warehouse: str | Path, identifier: str) -> dict[str, dict[str, Any]]:
+        """Tag name -> {"snapshot_id", "tag_time_retained_s"} as pypaimon reads the tag files."""
+        with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
+            response = self.call("list_tags", {"warehouse": str(warehouse), "identifier": identifier},
+                                 workdir=Path(tmp))
+        return dict(response["tags"])
 
     def alter(
         self,

@@ -22,6 +22,9 @@ Commands (``identifier`` is always ``"database.table"``):
   {"action": "set_option", "key", "value"} | {"action": "remove_option", "key"} |
   {"action": "update_column_type", "name", "type"} (a Paimon type string, e.g. "BIGINT") -> {"schema_id", "fields"}
 - ``snapshot``: warehouse, identifier -> {"snapshot": <snapshot JSON as pypaimon serialises it> | null}
+- ``read`` also takes ``tag`` (a tag name, or null) for time travel by tag.
+- ``create_tag``: warehouse, identifier, tag, snapshot_id (or null), time_retained (e.g. "1d" or null) -> {}
+- ``list_tags``: warehouse, identifier -> {"tags": {name: {"snapshot_id", "tag_time_retained_s" | null}}}
 """
 
 from __future__ import annotations
@@ -119,6 +122,8 @@ def _read(request: dict[str, Any]) -> Response:
     snapshot_id = request.get("snapshot_id")
     if snapshot_id is not None:
         table = table.copy({"scan.snapshot-id": str(int(snapshot_id))})
+    if request.get("tag") is not None:
+        table = table.copy({"scan.tag-name": str(request["tag"])})
     builder = table.new_read_builder()
     columns = request.get("columns")
     if columns is not None:
@@ -179,7 +184,25 @@ def _snapshot(request: dict[str, Any]) -> Response:
     return {"snapshot": None if latest is None else json.loads(JSON.to_json(latest))}
 
 
+def _create_tag(request: dict[str, Any]) -> Response:
+    _table(request).create_tag(request["tag"], request.get("snapshot_id"), time_retained=request.get("time_retained"))
+    return {}
+
+
+def _list_tags(request: dict[str, Any]) -> Response:
+    manager = _table(request).tag_manager()
+    out = {}
+    for name in _table(request).list_tags():
+        tag = manager.get(name)
+        retained = getattr(tag, "tag_time_retained", None)
+        out[name] = {"snapshot_id": tag.id,
+                     "tag_time_retained_s": None if retained is None else retained.total_seconds()}
+    return {"tags": out}
+
+
 _COMMANDS: dict[str, Callable[[dict[str, Any]], Response]] = {
+    "create_tag": _create_tag,
+    "list_tags": _list_tags,
     "create_table": _create_table,
     "write": _write,
     "read": _read,

@@ -24,7 +24,6 @@ from laketide.exceptions import (
     SystemTableError,
     TableAlreadyExistsError,
     TableLocationNotEmptyError,
-    UnsupportedFeatureError,
 )
 from laketide.schema.changes import AddColumn
 from laketide.types import IntType
@@ -177,10 +176,11 @@ def test_mutating_verbs_refuse_system_tables_and_branches(filled, root: Path, na
     assert filled.list_tables("db") == ["t"]
 
 
-def test_system_tables_still_read_and_branches_are_refused_on_read(filled) -> None:  # noqa: ANN001
+def test_system_tables_still_read_and_missing_branches_are_refused_on_read(filled) -> None:  # noqa: ANN001
     assert filled.table("db.t$snapshots").read().num_rows == 1
     assert filled.table_exists("db.t$snapshots")
-    with pytest.raises(UnsupportedFeatureError, match="branch"):
+    assert not filled.table_exists("db.t$branch_x")
+    with pytest.raises(NoSuchTableError, match="branch 'x'"):
         filled.table("db.t$branch_x")
 
 
