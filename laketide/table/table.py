@@ -45,6 +45,7 @@ from laketide.write.validation import validate_table_schema
 if TYPE_CHECKING:
     import pandas as pd
 
+    from laketide.table.dml import ChangeResult
     from laketide.table.orphan import OrphanFilesResult
 
 __all__ = ["Table"]
@@ -371,6 +372,36 @@ class Table:
         from laketide.table.orphan import remove_orphan_files
 
         return remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run)
+
+    # -- row-level changes (table/dml.py) --------------------------------------------------------------------
+    def delete(self, where: str | Predicate) -> ChangeResult:
+        """Delete the rows matching ``where`` in one commit; returns counts and the snapshot id (None: no match).
+
+        Primary-key tables write deletes for the matching keys; append tables rewrite the files holding matching
+        rows (copy-on-write; CommitConflictError, nothing changed, if a concurrent commit replaced one of them); a
+        predicate on partition columns only drops whole partitions without reading data (``rows_deleted`` is then
+        None on primary-key tables). ``where='TRUE'`` deletes every row.
+        """
+        from laketide.table.dml import delete_rows
+
+        return delete_rows(self, where)
+
+    def update(self, set: Mapping[str, Any], where: str | Predicate | None = None) -> ChangeResult:  # noqa: A002
+        """Set columns of the rows matching ``where`` (all rows when None) in one commit.
+
+        A value is a Python value, an Arrow expression or a SQL-like expression string over the row's columns
+        (``"amount * 2"``, ``"'text'"`` for a string literal, ``"NULL"``). Primary-key columns cannot be set.
+        """
+        from laketide.table.dml import update_rows
+
+        return update_rows(self, set, where)
+
+    def upsert(self, data: Any) -> ChangeResult:
+        """Insert or replace rows by primary key (what ``write`` does on a primary-key table), with counts of
+        inserted and updated keys."""
+        from laketide.table.dml import upsert_rows
+
+        return upsert_rows(self, data)
 
     def rollback_to(self, target: int | str) -> Snapshot:
         """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest again.
