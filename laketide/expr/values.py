@@ -51,6 +51,13 @@ def _convert(node: ast.AST, columns: Mapping[str, pa.DataType], *, text: str, co
         raise PredicateError(
             f"{context}: unknown column {node.id!r} in value expression {text!r}; columns are {list(columns)}"
         )
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):  # alias.column (MERGE)
+        qualified = f"{node.value.id}.{node.attr}"
+        if qualified in columns:
+            return pc.field(qualified)
+        raise PredicateError(
+            f"{context}: unknown column {qualified!r} in value expression {text!r}; columns are {list(columns)}"
+        )
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         inner = again(node.operand)
         return pc.negate_checked(inner) if isinstance(node.op, ast.USub) else inner

@@ -38,8 +38,8 @@ from laketide.meta.manifest import ManifestEntry
 if TYPE_CHECKING:
     from laketide.table.table import Table
 
-__all__ = ["ChangeResult", "PendingChange", "delete_rows", "plan_delete", "plan_update", "update_rows",
-           "upsert_rows", "row_mask", "evaluate_values"]
+__all__ = ["ChangeResult", "PendingChange", "check_rewritable", "delete_rows", "evaluate_values", "plan_delete",
+           "plan_update", "row_mask", "update_rows", "upsert_rows", "with_deleted_files", "with_retries"]
 
 _LOG = logging.getLogger(__name__)
 
@@ -288,11 +288,7 @@ def _rewrite_append(
     """Rewrite the files holding rows that match: each file's rows go through ``transform`` (kept / changed rows,
     how many changed) into new files, and the commit replaces exactly the old ones."""
     store = table.store
-    if store.options.deletion_vectors_enabled:
-        raise UnsupportedFeatureError(
-            f"{verb} on append table {table.name} with 'deletion-vectors.enabled': rewriting its files would leave "
-            f"their deletion vectors behind; not supported yet"
-        )
+    check_rewritable(table, verb=verb)
     snapshot = table.latest_snapshot()
     assert snapshot is not None
     entries = store.new_scan().plan(snapshot, predicate=predicate)
@@ -320,12 +316,21 @@ def _rewrite_append(
             raise
     finally:
         w.close()
-    pending = PendingChange(table, messages=_with_deleted_files(messages, touched), rows_deleted=0)
+    pending = PendingChange(table, messages=with_deleted_files(messages, touched), rows_deleted=0)
     setattr(pending, f"rows_{count_as}", changed)
     return pending
 
 
-def _with_deleted_files(messages: Sequence[CommitMessage], touched: Sequence[ManifestEntry]) -> list[CommitMessage]:
+def check_rewritable(table: Table, *, verb: str) -> None:
+    """Copy-on-write needs files that are the rows: refuse tables whose files carry deletion vectors."""
+    if table.store.options.deletion_vectors_enabled:
+        raise UnsupportedFeatureError(
+            f"{verb} on append table {table.name} with 'deletion-vectors.enabled': rewriting its files would leave "
+            f"their deletion vectors behind; not supported yet"
+        )
+
+
+def with_deleted_files(messages: Sequence[CommitMessage], touched: Sequence[ManifestEntry]) -> list[CommitMessage]:
     gone: dict[tuple[bytes, int], list[ManifestEntry]] = {}
     for e in touched:
         gone.setdefault((e.partition, e.bucket), []).append(e)
@@ -340,7 +345,7 @@ def _with_deleted_files(messages: Sequence[CommitMessage], touched: Sequence[Man
 
 
 # -- the verbs ----------------------------------------------------------------------------------------------------
-def _with_retries(table: Table, plan: Callable[[], PendingChange]) -> ChangeResult:
+def with_retries(table: Table, plan: Callable[[], PendingChange]) -> ChangeResult:
     """Plan and commit; a primary-key write built on a table state a concurrent commit changed is planned again
     from the latest snapshot (as ``Table.write`` does). Copy-on-write conflicts are not retried: they raise."""
     attempt = 0
@@ -356,11 +361,11 @@ def _with_retries(table: Table, plan: Callable[[], PendingChange]) -> ChangeResu
 
 
 def delete_rows(table: Table, where: str | Predicate) -> ChangeResult:
-    return _with_retries(table, lambda: plan_delete(table, where))
+    return with_retries(table, lambda: plan_delete(table, where))
 
 
 def update_rows(table: Table, values: Mapping[str, SetValue], where: str | Predicate | None) -> ChangeResult:
-    return _with_retries(table, lambda: plan_update(table, values, where))
+    return with_retries(table, lambda: plan_update(table, values, where))
 
 
 def upsert_rows(table: Table, data: Any) -> ChangeResult:
@@ -375,7 +380,7 @@ def upsert_rows(table: Table, data: Any) -> ChangeResult:
         existing = _existing_keys(table, rows)
         return _write_pk(table, rows, RowKind.INSERT, rows_inserted=rows.num_rows - existing, rows_updated=existing)
 
-    return _with_retries(table, plan)
+    return with_retries(table, plan)
 
 
 def _existing_keys(table: Table, rows: pa.Table) -> int:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from laketide.table.dml import ChangeResult
+    from laketide.table.merge import MergeBuilder
     from laketide.table.orphan import OrphanFilesResult
 
 __all__ = ["Table"]
@@ -402,6 +403,24 @@ class Table:
         from laketide.table.dml import upsert_rows
 
         return upsert_rows(self, data)
+
+    def merge(
+        self,
+        source: Any,
+        on: Sequence[str] | str | None = None,
+        *,
+        predicate: str | None = None,
+        source_alias: str = "source",
+        target_alias: str = "target",
+    ) -> MergeBuilder:
+        """MERGE ``source`` into this table (delta-rs style): chain ``when_matched_update(...)``,
+        ``when_not_matched_insert_all()``, ... then ``.execute()`` -> ChangeResult. Join on columns of the same name
+        (``on``) or on ``predicate='target.a = source.b AND ...'``; expressions name ``source.col`` /
+        ``target.col``. Two source rows matching one target row raise MergeSourceError, changing nothing."""
+        from laketide.table.merge import MergeBuilder
+
+        return MergeBuilder(self, source, on=on, predicate=predicate, source_alias=source_alias,
+                            target_alias=target_alias)
 
     def rollback_to(self, target: int | str) -> Snapshot:
         """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest again.

@@ -22,3 +22,23 @@ def test_pypaimon_reads_changed_tables(catalog, warehouse, pypaimon, layout: str
     theirs = as_frame(pypaimon.read(warehouse, "db.t").cast(SCHEMA))
     assert len(ours) > 0
     assert theirs.equals(ours)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_pypaimon_reads_merged_tables(catalog, warehouse, pypaimon, layout: str) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.m", SCHEMA, **LAYOUTS[layout])
+    t.write(frame(list(range(0, 40)), 3))
+    source = frame(list(range(30, 70)), 4)
+    if layout == "pk-partitioned":  # keep each matched key's partition
+        source = source.set_column(1, SCHEMA.field("p"), pa.array(
+            [t.read(where=f"id = {i}").column("p")[0].as_py() if i < 40 else "a"
+             for i in source.column("id").to_pylist()], pa.string()))
+    result = (t.merge(source, on="id")
+              .when_matched_update({"v": "source.v * 10"}, condition="source.v > 40")
+              .when_matched_delete()
+              .when_not_matched_insert_all()
+              .when_not_matched_by_source_delete(condition="target.v < 20")
+              .execute())
+    assert result.snapshot_id is not None and result.rows_inserted == 30
+    ours = as_frame(t.read())
+    assert as_frame(pypaimon.read(warehouse, "db.m").cast(SCHEMA)).equals(ours)

@@ -60,7 +60,7 @@ def as_frame(table: pa.Table) -> pd.DataFrame:
 
 def canonical(df: pd.DataFrame) -> pd.DataFrame:
     """Rows in one order whatever the storage order (append tables may hold equal ids)."""
-    df = df.astype({"v": "Int64"})
+    df = df.astype({"id": "int64", "p": "string", "v": "Int64", "s": "string"})
     return df.sort_values(["id", "p", "v", "s"], na_position="last").reset_index(drop=True)
 
 
