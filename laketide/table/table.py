@@ -202,6 +202,33 @@ class Table:
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:  # pandas is optional: imported only when called
         return self.read(**kwargs).to_pandas()
 
+    # -- interop (table/interop.py) ----------------------------------------------------------------------------
+    def to_arrow_batch_reader(self, **scan_kwargs: Any) -> pa.RecordBatchReader:
+        """Stream the rows (``scan`` arguments: columns, where, snapshot_id, ...) as a RecordBatchReader."""
+        return self.scan(**scan_kwargs).to_arrow_batch_reader()
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """The Arrow PyCapsule stream protocol over the latest snapshot: ``pl.from_arrow(t)``, ``pa.table(t)``,
+        ``duckdb.sql("from t")`` read it streaming, without a copy through Python."""
+        return self.scan().__arrow_c_stream__(requested_schema)
+
+    def to_polars(self, *, lazy: bool = False, snapshot_id: int | None = None) -> Any:
+        """A polars DataFrame, or with ``lazy`` a LazyFrame whose projection and filters are pushed down to the
+        scan (partitions and files the filter excludes are never opened). Needs ``laketide[polars]``."""
+        from laketide.table.interop import _import, polars_lazy
+
+        if lazy:
+            return polars_lazy(self, snapshot_id=snapshot_id)
+        return _import("polars", "polars").from_arrow(self.read(snapshot_id=snapshot_id))
+
+    def to_duckdb(self, con: Any = None, name: str | None = None, *, columns: Sequence[str] | None = None) -> Any:
+        """Register the table as view ``name`` (default: the table's name) on DuckDB connection ``con`` (a new
+        in-memory one when None) and return the connection; each query streams the latest snapshot. Needs
+        ``laketide[duckdb]``."""
+        from laketide.table.interop import register_duckdb
+
+        return register_duckdb(self, con, name, columns)
+
     # -- write -------------------------------------------------------------------------------------------------
     def new_write(self, *, compact: bool = True) -> TableWrite:
         """A writer for two-phase commits: ``w.write(...)``, then ``t.commit(w.prepare_commit())``.
