@@ -199,16 +199,27 @@ class MergeBuilder:
             target = target.append_column(_FILE, pa.array([], pa.int64()))
         target = target.append_column(_T_ROW, pa.array(np.arange(target.num_rows, dtype=np.int64)))
         source = self.source.append_column(_S_ROW, pa.array(np.arange(self.source.num_rows, dtype=np.int64)))
-        t_keys = [f"{self.target_alias}.{k}" for k in self.target_keys]
-        s_keys = [f"{self.source_alias}.{k}" for k in self.source_keys]
-        left = self._qualified(target, self.target_alias)
-        right = self._qualified(self._cast_keys(source), self.source_alias)
+        source = self._cast_keys(source)
+        # Join only the keys and row numbers (the payload is taken afterwards, once); without a "not matched by
+        # source" clause, target rows whose first key is not in the source cannot take part: leave them out.
+        left = target.select([*self.target_keys, _T_ROW])
+        if not by_source and target.num_rows:
+            first = self.target_keys[0]
+            left = left.filter(pc.is_in(left.column(first), value_set=source.column(self.source_keys[0])))
+        right = source.select([*self.source_keys, _S_ROW]).rename_columns(
+            [*(f"__source_key_{i}" for i in range(len(self.source_keys))), _S_ROW])
         try:
-            joined = left.join(right, keys=t_keys, right_keys=s_keys, join_type="full outer",
-                               coalesce_keys=False)
+            ids = left.join(right, keys=self.target_keys, right_keys=right.column_names[:-1],
+                            join_type="full outer", coalesce_keys=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
             raise MergeSourceError(f"merge into table {table.name}: cannot join the source on {self.source_keys}: "
                                    f"{e}") from e
+        t_rows, s_rows = ids.column(_T_ROW), ids.column(_S_ROW)
+        sides = [self._qualified(target.drop_columns([_T_ROW]), self.target_alias).take(t_rows),
+                 self._qualified(source.drop_columns([_S_ROW]), self.source_alias).take(s_rows)]
+        joined = pa.Table.from_arrays(
+            [c for side in sides for c in side.columns] + [t_rows, s_rows],
+            names=[n for side in sides for n in side.column_names] + [_T_ROW, _S_ROW])
         t_present = joined.column(_T_ROW).is_valid().to_numpy(zero_copy_only=False)
         s_present = joined.column(_S_ROW).is_valid().to_numpy(zero_copy_only=False)
         kinds: dict[Kind, np.ndarray] = {
