@@ -38,8 +38,10 @@ from laketide.meta.manifest import ManifestEntry
 if TYPE_CHECKING:
     from laketide.table.table import Table
 
-__all__ = ["ChangeResult", "PendingChange", "check_rewritable", "delete_rows", "evaluate_values", "plan_delete",
-           "plan_update", "row_mask", "update_rows", "upsert_rows", "with_deleted_files", "with_retries"]
+__all__ = [
+    "ChangeResult", "PendingChange", "check_engine", "check_rewritable", "delete_rows", "evaluate_values",
+    "plan_delete", "plan_update", "row_mask", "update_rows", "upsert_rows", "with_deleted_files", "with_retries",
+]
 
 _LOG = logging.getLogger(__name__)
 
@@ -195,6 +197,7 @@ def _set_where(rows: pa.Table, mask: np.ndarray, values: Mapping[str, pa.Chunked
 def plan_delete(table: Table, where: str | Predicate) -> PendingChange:
     """Write (but do not commit) the deletion of the rows matching ``where``."""
     predicate = resolve_predicate(table, where, verb="delete")
+    check_engine(table, verb="delete", deletes_only=True)
     if table.latest_snapshot() is None:
         return PendingChange(table)
     partition_keys = set(table.partition_keys)
@@ -213,6 +216,7 @@ def plan_update(table: Table, values: Mapping[str, SetValue], where: str | Predi
     if not values:
         raise SchemaError(f"update on table {table.name}: set= names no column")
     predicate = resolve_predicate(table, "TRUE" if where is None else where, verb="update")
+    check_engine(table, verb="update", deletes_only=False)
     keys = set(table.primary_keys)
     for name in values:
         if name in keys:
@@ -319,6 +323,29 @@ def _rewrite_append(
     pending = PendingChange(table, messages=with_deleted_files(messages, touched), rows_deleted=0)
     setattr(pending, f"rows_{count_as}", changed)
     return pending
+
+
+def check_engine(table: Table, *, verb: str, deletes_only: bool) -> None:
+    """Row-level changes say "this row is now X": only a deduplicating table stores that as written. An aggregation
+    would add an updated value to the old one, partial-update ignore a SET to NULL, first-row keep the old row;
+    deletes are honoured where the engine removes the row on -D. Refused before anything is read or written."""
+    if not table.primary_keys:
+        return
+    from laketide.mergetree.engines.agg_functions import bool_option
+    from laketide.mergetree.engines.config import AGG_REMOVE_ON_DELETE, PU_REMOVE_ON_DELETE
+    from laketide.options import MergeEngine
+
+    engine = table.options.merge_engine
+    if engine is MergeEngine.DEDUPLICATE:
+        return
+    removal = {MergeEngine.PARTIAL_UPDATE: PU_REMOVE_ON_DELETE, MergeEngine.AGGREGATE: AGG_REMOVE_ON_DELETE}.get(engine)
+    if deletes_only and removal is not None and bool_option(table.options, removal):
+        return
+    hint = f" (deletes work with '{removal}' = 'true')" if removal is not None else ""
+    raise UnsupportedFeatureError(
+        f"{verb} on table {table.name}: its merge engine '{engine.value}' would not store the changed rows as "
+        f"written; row-level {verb} needs 'merge-engine' = 'deduplicate'{hint}"
+    )
 
 
 def check_rewritable(table: Table, *, verb: str) -> None:

@@ -29,6 +29,7 @@ from laketide.meta.manifest import ManifestEntry
 from laketide.table.dml import (
     ChangeResult,
     PendingChange,
+    check_engine,
     check_rewritable,
     evaluate_values,
     row_mask,
@@ -170,6 +171,8 @@ class MergeBuilder:
     def execute(self) -> ChangeResult:
         """Run the merge as one commit (primary-key tables retry from the latest snapshot on a write conflict)."""
         self._check_clauses()
+        if any(c.action != "insert" for c in self.clauses):  # inserts of new keys suit every engine
+            check_engine(self.table, verb="merge", deletes_only=all(c.action != "update" for c in self.clauses))
         return with_retries(self.table, self._plan)
 
     def _qualified(self, rows: pa.Table, alias: str) -> pa.Table:
