@@ -26,12 +26,14 @@ from laketide.schema.changes import (
     UpdateComment,
 )
 from laketide.table import Table
+from laketide.table.dml import ChangeResult
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AddColumn",
     "Catalog",
+    "ChangeResult",
     "CommitConflictError",
     "CommitError",
     "CorruptMetadataError",
