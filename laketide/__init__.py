@@ -8,6 +8,7 @@ from laketide.exceptions import (
     CommitError,
     CorruptMetadataError,
     LaketideError,
+    MergeSourceError,
     NoSuchDatabaseError,
     NoSuchSnapshotError,
     NoSuchTableError,
@@ -25,12 +26,14 @@ from laketide.schema.changes import (
     UpdateComment,
 )
 from laketide.table import Table
+from laketide.table.dml import ChangeResult
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AddColumn",
     "Catalog",
+    "ChangeResult",
     "CommitConflictError",
     "CommitError",
     "CorruptMetadataError",
@@ -38,6 +41,7 @@ __all__ = [
     "FileSystemCatalog",
     "Identifier",
     "LaketideError",
+    "MergeSourceError",
     "Move",
     "NoSuchDatabaseError",
     "NoSuchSnapshotError",

@@ -43,6 +43,10 @@ class CastError(SchemaError):
     unparsable string, a NaN read as DECIMAL, ...); names the value, both types and, when known, the column."""
 
 
+class MergeSourceError(LaketideError, ValueError):
+    """A MERGE source that cannot be applied: two source rows match one target row, or a join key is missing."""
+
+
 class PredicateError(LaketideError, ValueError):
     """A filter expression cannot be parsed or does not fit the table's columns."""
 

@@ -7,7 +7,7 @@ conversions of paimon-format / pypaimon.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -26,6 +26,9 @@ __all__ = [
     "DataField",
     "DataType",
     "FIELD_ID_KEY",
+    "as_arrow_schema",
+    "as_data_type",
+    "without_field_ids",
     "DateType",
     "DecimalType",
     "DoubleType",
@@ -191,7 +194,10 @@ class CharType(DataType):
 
 @dataclass(frozen=True, slots=True)
 class VarCharType(DataType):
-    length: int = 1
+    """VARCHAR(length). Without a length it is STRING (unbounded), not SQL's VARCHAR(1): a Python caller writing
+    ``VarCharType()`` means a string column. The type-string parser keeps SQL's rule ("VARCHAR" = VARCHAR(1))."""
+
+    length: int = MAX_LENGTH
     nullable: bool = _nullable()
 
     def __post_init__(self) -> None:
@@ -215,7 +221,9 @@ class BinaryType(DataType):
 
 @dataclass(frozen=True, slots=True)
 class VarBinaryType(DataType):
-    length: int = 1
+    """VARBINARY(length); without a length it is BYTES (unbounded), like ``VarCharType()``."""
+
+    length: int = MAX_LENGTH
     nullable: bool = _nullable()
 
     def __post_init__(self) -> None:
@@ -907,6 +915,31 @@ def to_arrow_field(f: DataField) -> pa.Field:
     )
 
 
+def without_field_ids(schema: pa.Schema) -> pa.Schema:
+    """``schema`` without the ``PARQUET:field_id`` metadata (nested fields too): what users get from a read; the
+    ids only matter to the files."""
+    return pa.schema([_strip_field(f) for f in schema], metadata=schema.metadata)
+
+
+def _strip_field(f: pa.Field) -> pa.Field:
+    meta = {k: v for k, v in (f.metadata or {}).items() if k != FIELD_ID_KEY}
+    return pa.field(f.name, _strip_type(f.type), nullable=f.nullable, metadata=meta or None)
+
+
+def _strip_type(t: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(t):
+        return pa.struct([_strip_field(t.field(i)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(_strip_field(t.key_field), _strip_field(t.item_field))
+    if pa.types.is_large_list(t):
+        return pa.large_list(_strip_field(t.value_field))
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_strip_field(t.value_field), t.list_size)
+    if pa.types.is_list(t):
+        return pa.list_(_strip_field(t.value_field))
+    return t
+
+
 def to_arrow_schema(row_type: RowType) -> pa.Schema:
     """Arrow schema of a Paimon row type, with field ids in field metadata."""
     return pa.schema([to_arrow_field(f) for f in row_type.fields])
@@ -980,6 +1013,45 @@ def _reassign_ids(dt: DataType, ids: _IdCounter) -> DataType:
                 new_fields.append(f.copy(id=field_id, type=_reassign_ids(f.type, ids)))
             return dataclasses.replace(dt, fields=tuple(new_fields))
     return dt
+
+
+def as_data_type(value: DataType | pa.DataType | str) -> DataType:
+    """A Paimon type from a Paimon type, a pyarrow type (nullable) or a type string ("INT NOT NULL")."""
+    if isinstance(value, DataType):
+        return value
+    if isinstance(value, pa.DataType):
+        return from_arrow_type(value)
+    if isinstance(value, str):
+        return parse_type(value)
+    raise InvalidTypeError(f"Not a column type: {value!r} ({type(value).__name__}); give a laketide type, a pyarrow "
+                           f"type or a type string such as 'BIGINT'")
+
+
+def as_arrow_schema(value: Any) -> pa.Schema | RowType:
+    """The Arrow schema of what a user calls a schema: a pyarrow schema (or RowType, kept), a pyarrow / pandas /
+    polars table or frame (its schema), a polars schema, a ``{name: type}`` mapping, or any object speaking the
+    Arrow PyCapsule schema protocol. pandas and polars are never imported unless the value is theirs."""
+    if isinstance(value, (pa.Schema, RowType)):
+        return value
+    if isinstance(value, (pa.Table, pa.RecordBatch)):
+        return value.schema
+    module = type(value).__module__.split(".")[0]
+    if module == "pandas" and hasattr(value, "dtypes"):
+        return pa.Schema.from_pandas(value.head(0), preserve_index=False)
+    if module == "polars":
+        import importlib
+
+        pl = importlib.import_module("polars")
+        if hasattr(value, "collect_schema"):  # DataFrame or LazyFrame
+            value = value.collect_schema()
+        schema: pa.Schema = pl.DataFrame(schema=value).to_arrow().schema
+        return schema
+    if hasattr(value, "__arrow_c_schema__"):
+        return pa.schema(value)
+    if isinstance(value, Mapping):
+        return pa.schema([pa.field(str(k), to_arrow_type(as_data_type(v))) for k, v in value.items()])
+    raise InvalidTypeError(f"Not a schema: {type(value).__name__}; give a pyarrow schema, a pandas or polars "
+                           f"DataFrame (or its schema) or a {{name: type}} mapping")
 
 
 def row_type_from_arrow_schema(schema: pa.Schema, *, first_id: int = 0) -> RowType:

@@ -32,7 +32,7 @@ from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
-from laketide.types import DataType, VariantType, to_arrow_schema
+from laketide.types import DataType, VariantType, to_arrow_schema, without_field_ids
 
 __all__ = ["SplitRead"]
 
@@ -71,7 +71,7 @@ class SplitRead:
         # Read in table column order so batches have a stable layout, then project to the requested order.
         self.read_names = [n for n in full.names if n in needed]
         self.read_arrow_schema = pa.schema([full.field(n) for n in self.read_names])
-        self.output_schema = pa.schema([full.field(n) for n in self.output_names])
+        self.output_schema = without_field_ids(pa.schema([full.field(n) for n in self.output_names]))
         self.filter = to_arrow_expression(predicate, schema=self.read_arrow_schema) if predicate is not None else None
         self.batch_size = batch_size
         self.time_zone = read_schema.core_options.local_time_zone
@@ -118,6 +118,9 @@ class SplitRead:
         if self.filter is not None and table.num_rows:
             table = table.filter(self.filter)
         if table.num_rows:
+            if not self.output_names:  # read(columns=[]): batches of no columns that still count their rows
+                yield from table.select([]).to_batches()
+                return
             out = pa.Table.from_arrays([table.column(n) for n in self.output_names], schema=self.output_schema)
             yield from out.to_batches()
 
@@ -205,6 +208,8 @@ class SplitRead:
             elif not arr.type.equals(field.type):
                 arr = pc.cast(arr, field.type)
             arrays.append(arr)
+        if not arrays:  # no column read (a row count): keep the batch's length
+            return batch.select([])
         return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 

@@ -14,6 +14,7 @@ from laketide.schema.cast_rules import can_cast
 from laketide.schema.table_schema import TableSchema
 from laketide.types import (
     STRING,
+    as_data_type,
     ArrayType,
     BigIntType,
     CharType,
@@ -91,10 +92,15 @@ class UpdateComment:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AddColumn:
+    """Add column ``name``; ``type`` may be a laketide type, a pyarrow type or a type string ("BIGINT")."""
+
     name: str
     type: DataType
     comment: str | None = None
     move: Move | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type", as_data_type(self.type))
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +123,9 @@ class UpdateColumnType:
 
     name: str | tuple[str, ...]
     new_type: DataType
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "new_type", as_data_type(self.new_type))
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,13 +14,20 @@ import pyarrow as pa
 from laketide.exceptions import InvalidOptionError, SchemaError, UnsupportedFeatureError
 from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
-from laketide.types import DataField, RowType, VariantType, iter_types, row_type_from_arrow_schema
+from laketide.types import (
+    DataField,
+    RowType,
+    VariantType,
+    as_arrow_schema,
+    iter_types,
+    row_type_from_arrow_schema,
+)
 
 __all__ = ["new_table_schema"]
 
 
 def new_table_schema(
-    schema: pa.Schema | RowType,
+    schema: pa.Schema | RowType | Any,
     *,
     table_name: str,
     primary_key: Sequence[str] | None = None,
@@ -33,6 +40,7 @@ def new_table_schema(
     Whether laketide can write the table (options, engines, formats) is checked by
     ``laketide.write.validation.validate_table_schema``, which create and alter both run.
     """
+    schema = as_arrow_schema(schema)  # pandas / polars frames and schemas, {name: type} mappings too
     row_type = schema if isinstance(schema, RowType) else row_type_from_arrow_schema(schema)
     opts = {str(k): _option_str(v) for k, v in (options or {}).items()}
     # As in Java, keys may come as options ('primary-key' = 'a,b', 'partition' = 'dt'); they do not stay options.

@@ -267,3 +267,13 @@ class TableScan:
 
     def to_pandas(self) -> pd.DataFrame:  # pandas is optional: imported only when called
         return self.to_arrow().to_pandas()
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """A streaming RecordBatchReader: files are opened as batches are pulled."""
+        from laketide.table.interop import batch_reader
+
+        return batch_reader(self)
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """The Arrow PyCapsule stream protocol (``pl.from_arrow``, ``duckdb.sql("from scan")``, ``pa.table``)."""
+        return self.to_arrow_batch_reader().__arrow_c_stream__(requested_schema)

@@ -47,6 +47,8 @@ from laketide.write.validation import validate_table_schema
 if TYPE_CHECKING:
     import pandas as pd
 
+    from laketide.table.dml import ChangeResult
+    from laketide.table.merge import MergeBuilder
     from laketide.table.orphan import OrphanFilesResult
     from laketide.table.branches import BranchManager
     from laketide.table.consumers import ConsumerManager
@@ -353,6 +355,33 @@ class Table:
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:  # pandas is optional: imported only when called
         return self.read(**kwargs).to_pandas()
 
+    # -- interop (table/interop.py) ----------------------------------------------------------------------------
+    def to_arrow_batch_reader(self, **scan_kwargs: Any) -> pa.RecordBatchReader:
+        """Stream the rows (``scan`` arguments: columns, where, snapshot_id, ...) as a RecordBatchReader."""
+        return self.scan(**scan_kwargs).to_arrow_batch_reader()
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """The Arrow PyCapsule stream protocol over the latest snapshot: ``pl.from_arrow(t)``, ``pa.table(t)``,
+        ``duckdb.sql("from t")`` read it streaming, without a copy through Python."""
+        return self.scan().__arrow_c_stream__(requested_schema)
+
+    def to_polars(self, *, lazy: bool = False, snapshot_id: int | None = None) -> Any:
+        """A polars DataFrame, or with ``lazy`` a LazyFrame whose projection and filters are pushed down to the
+        scan (partitions and files the filter excludes are never opened). Needs ``laketide[polars]``."""
+        from laketide.table.interop import _import, polars_lazy
+
+        if lazy:
+            return polars_lazy(self, snapshot_id=snapshot_id)
+        return _import("polars", "polars").from_arrow(self.read(snapshot_id=snapshot_id))
+
+    def to_duckdb(self, con: Any = None, name: str | None = None, *, columns: Sequence[str] | None = None) -> Any:
+        """Register the table as view ``name`` (default: the table's name) on DuckDB connection ``con`` (a new
+        in-memory one when None) and return the connection; each query streams the latest snapshot. Needs
+        ``laketide[duckdb]``."""
+        from laketide.table.interop import register_duckdb
+
+        return register_duckdb(self, con, name, columns)
+
     # -- write -------------------------------------------------------------------------------------------------
     def new_write(self, *, compact: bool = True) -> TableWrite:
         """A writer for two-phase commits: ``w.write(...)``, then ``t.commit(w.prepare_commit())``.
@@ -550,6 +579,54 @@ class Table:
         from laketide.table.orphan import remove_orphan_files
 
         return remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run)
+
+    # -- row-level changes (table/dml.py) --------------------------------------------------------------------
+    def delete(self, where: str | Predicate) -> ChangeResult:
+        """Delete the rows matching ``where`` in one commit; returns counts and the snapshot id (None: no match).
+
+        Primary-key tables write deletes for the matching keys; append tables rewrite the files holding matching
+        rows (copy-on-write; CommitConflictError, nothing changed, if a concurrent commit replaced one of them); a
+        predicate on partition columns only drops whole partitions without reading data (``rows_deleted`` is then
+        None on primary-key tables). ``where='TRUE'`` deletes every row.
+        """
+        from laketide.table.dml import delete_rows
+
+        return delete_rows(self, where)
+
+    def update(self, set: Mapping[str, Any], where: str | Predicate | None = None) -> ChangeResult:  # noqa: A002
+        """Set columns of the rows matching ``where`` (all rows when None) in one commit.
+
+        A value is a Python value, an Arrow expression or a SQL-like expression string over the row's columns
+        (``"amount * 2"``, ``"'text'"`` for a string literal, ``"NULL"``). Primary-key columns cannot be set.
+        """
+        from laketide.table.dml import update_rows
+
+        return update_rows(self, set, where)
+
+    def upsert(self, data: Any) -> ChangeResult:
+        """Insert or replace rows by primary key (what ``write`` does on a primary-key table), with counts of
+        inserted and updated keys."""
+        from laketide.table.dml import upsert_rows
+
+        return upsert_rows(self, data)
+
+    def merge(
+        self,
+        source: Any,
+        on: Sequence[str] | str | None = None,
+        *,
+        predicate: str | None = None,
+        source_alias: str = "source",
+        target_alias: str = "target",
+    ) -> MergeBuilder:
+        """MERGE ``source`` into this table (delta-rs style): chain ``when_matched_update(...)``,
+        ``when_not_matched_insert_all()``, ... then ``.execute()`` -> ChangeResult. Join on columns of the same name
+        (``on``) or on ``predicate='target.a = source.b AND ...'``; expressions name ``source.col`` /
+        ``target.col``. Two source rows matching one target row raise MergeSourceError, changing nothing."""
+        from laketide.table.merge import MergeBuilder
+
+        return MergeBuilder(self, source, on=on, predicate=predicate, source_alias=source_alias,
+                            target_alias=target_alias)
 
     def rollback_to(self, target: int | str) -> Snapshot:
         """Make snapshot ``target`` (an id) or the snapshot of tag ``target`` (a name) the latest again.

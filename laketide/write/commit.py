@@ -202,7 +202,8 @@ class FileStoreCommit:
         overwrite: bool,
         properties: dict[str, str] | None,
     ) -> int | None:
-        kind = CommitKind.OVERWRITE if overwrite else CommitKind.APPEND
+        # Replacing files (a copy-on-write delete or update) is an OVERWRITE, as in Java (shouldBeOverwriteCommit).
+        kind = CommitKind.OVERWRITE if overwrite or removed else CommitKind.APPEND
 
         def plan(latest: Snapshot | None) -> list[ManifestEntry] | None:
             delta = list(removed)

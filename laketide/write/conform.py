@@ -28,6 +28,8 @@ def to_arrow(data: Any) -> pa.Table:
     if module == "pandas":
         return pa.Table.from_pandas(data, preserve_index=False)
     if module == "polars":
+        if hasattr(data, "collect") and not hasattr(data, "to_arrow"):  # a LazyFrame
+            data = data.collect()
         return data.to_arrow()
     if hasattr(data, "__arrow_c_stream__"):
         return pa.table(data)
