@@ -438,3 +438,23 @@ def test_first_row_equals_reference(tmp_path_factory, commits) -> None:  # noqa:
             assert {r["k"]: r["v"] for r in got.to_pylist()} == oracle
     finally:
         mp.undo()
+
+
+@pytest.mark.parametrize(("engine", "options", "expected"), [
+    ("aggregation", {"fields.v.aggregate-function": "sum"}, {1: 13, 2: 5}),
+    ("partial-update", {}, {1: 10, 2: 5}),
+    ("first-row", {}, {1: 1, 2: 5}),
+])
+def test_engines_with_the_partition_inside_the_primary_key(catalog, engine: str, options: dict[str, str],
+                                                           expected: dict[int, int]) -> None:  # noqa: ANN001
+    """The partition column is part of the key but not of the merge key (trimmed): it is never aggregated."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("p", pa.string(), nullable=False),
+                        ("v", pa.int64())])
+    t = catalog.create_table("db.pp", schema, primary_key=["id", "p"], partition_keys=["p"],
+                             options={"bucket": "1", "merge-engine": engine, **options})
+    t.write(pa.table({"id": [1, 1, 2], "p": ["a", "a", "b"], "v": [1, 2, 5]}, schema=schema))
+    t.write(pa.table({"id": [1], "p": ["a"], "v": [10]}, schema=schema))
+    t.compact(full=True)
+    rows = t.read()
+    assert dict(zip(rows["id"].to_pylist(), rows["v"].to_pylist())) == expected
+    assert dict(zip(rows["id"].to_pylist(), rows["p"].to_pylist())) == {1: "a", 2: "b"}

@@ -64,7 +64,7 @@ def merge_function_for(schema: TableSchema) -> MergeFunction:
         return AggregateMergeFunction(
             spec, aggregators=aggregators_for(schema, functions),
             remove_record_on_delete=bool_option(options, AGG_REMOVE_ON_DELETE),
-            ignore_delete=bool(options.ignore_delete),
+            ignore_delete=bool(options.ignore_delete), primary_keys=frozenset(schema.primary_keys),
         )
     if engine is MergeEngine.FIRST_ROW:
         if options.sequence_field:

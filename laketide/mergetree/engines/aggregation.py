@@ -23,10 +23,13 @@ __all__ = ["AggregateMergeFunction"]
 class AggregateMergeFunction(MergeFunction):
     def __init__(
         self, spec: MergeSpec, *, aggregators: dict[str, FieldAggregator], remove_record_on_delete: bool = False,
-        ignore_delete: bool = False,
+        ignore_delete: bool = False, primary_keys: frozenset[str] = frozenset(),
     ) -> None:
+        """``primary_keys``: every primary-key column, partition columns included (the merge spec's key is the
+        trimmed one); they are not aggregated, as in Java."""
         super().__init__(spec)
         self.aggregators = aggregators
+        self.primary_keys = primary_keys
         self.remove_record_on_delete = remove_record_on_delete
         self.ignore_delete = ignore_delete
 
@@ -54,7 +57,8 @@ class AggregateMergeFunction(MergeFunction):
             out_kind[kinds[ends] == RowKind.DELETE] = RowKind.DELETE
         columns: dict[str, pa.Array] = {}
         for name in ordered.column_names:
-            if name in (SEQUENCE_NUMBER, VALUE_KIND) or name in self.spec.key_names or name.startswith(KEY_PREFIX):
+            if (name in (SEQUENCE_NUMBER, VALUE_KIND) or name in self.spec.key_names or name in self.primary_keys
+                    or name.startswith(KEY_PREFIX)):
                 columns[name] = take_or_null(ordered.column(name), ends)
                 continue
             agg = self.aggregators[name]
