@@ -40,7 +40,7 @@ from laketide.table.system import SystemTable, system_table
 from laketide.table.table import Table
 from laketide.write.validation import validate_table_schema
 
-__all__ = ["FileSystemCatalog"]
+__all__ = ["FileSystemCatalog", "check_no_leftovers", "create_table_files"]
 
 DB_SUFFIX = ".db"
 
@@ -79,6 +79,11 @@ class FileSystemCatalog(Catalog):
 
     def database_exists(self, name: str) -> bool:
         return self.file_io.exists(self._db_path(name))
+
+    def database_properties(self, name: str) -> dict[str, str]:
+        if not self.database_exists(name):
+            raise NoSuchDatabaseError(f"Database {name} does not exist {self._where()}")
+        return {}  # create_database refuses properties: there are none to return
 
     def create_database(self, name: str, *, exist_ok: bool = False,
                         properties: Mapping[str, str] | None = None) -> None:
@@ -204,7 +209,11 @@ class FileSystemCatalog(Catalog):
         return Table(name=str(ident), path=path, file_io=self.file_io, schema=table_schema)
 
     def _schema_landed(self, manager: SchemaManager, schema: TableSchema, error: FileIOError) -> str:
-        """Whose schema-0 is there after a failed write: "ours", "theirs", "absent" or "unknown"."""
+        """Whose schema-0 is there after a failed write: "ours", "theirs", "absent" or "unknown".
+
+        "ours" means byte-identical to what this create wrote (a concurrent create of the very same schema in the
+        same millisecond is indistinguishable, and the table is then exactly the one asked for).
+        """
         schema_path = manager.schema_path(schema.id)
         try:
             there = self.file_io.read_bytes(schema_path)
@@ -225,17 +234,7 @@ class FileSystemCatalog(Catalog):
                 return
 
     def _check_no_leftovers(self, ident: Identifier, path: str, manager: SchemaManager) -> None:
-        # A schema-0 written here would adopt the snapshots and manifests of whatever table lived here before
-        # (a drop that stopped half-way, a copied directory): the new table would not read. Refuse, naming them.
-        for sub in ("snapshot", "manifest"):
-            leftovers = self.file_io.list_status(f"{path}/{sub}")
-            if leftovers:
-                if manager.list_ids():  # not leftovers: a concurrent create has just written the table
-                    raise SchemaAlreadyExistsError(f"Table {ident} was created concurrently")
-                raise TableLocationNotEmptyError(
-                    f"Cannot create table {ident}: {path}/{sub} holds {len(leftovers)} files but the table has no "
-                    f"schema (leftovers of another table?); remove {path} or choose another name"
-                )
+        check_no_leftovers(self.file_io, ident, path, manager)
 
     def table(self, name: str | Identifier) -> Table | SystemTable | GlobalSystemTable:
         ident = Identifier.parse(name)
@@ -276,3 +275,42 @@ class FileSystemCatalog(Catalog):
             raise NoSuchDatabaseError(f"Database {dst.database} does not exist in {self.warehouse}")
         if not self.file_io.rename(self.table_path(src), self.table_path(dst)):
             raise CatalogError(f"Cannot rename table {src} to {dst}")
+
+
+def check_no_leftovers(file_io: FileIO, ident: Identifier, path: str, manager: SchemaManager) -> None:
+    # A schema-0 written here would adopt the snapshots and manifests of whatever table lived here before
+    # (a drop that stopped half-way, a copied directory): the new table would not read. Refuse, naming them.
+    for sub in ("snapshot", "manifest"):
+        leftovers = file_io.list_status(f"{path}/{sub}")
+        if leftovers:
+            if manager.list_ids():  # not leftovers: a concurrent create has just written the table
+                raise SchemaAlreadyExistsError(f"Table {ident} was created concurrently")
+            raise TableLocationNotEmptyError(
+                f"Cannot create table {ident}: {path}/{sub} holds {len(leftovers)} files but the table has no "
+                f"schema (leftovers of another table?); remove {path} or choose another name"
+            )
+
+
+def create_table_files(
+    file_io: FileIO,
+    path: str,
+    ident: Identifier,
+    schema: pa.Schema | Any,
+    *,
+    primary_key: Sequence[str] | None = None,
+    partition_keys: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    comment: str | None = None,
+) -> TableSchema:
+    """Validate and write schema-0 of a new table at ``path`` (the JDBC catalog keeps its tables' files so).
+
+    SchemaAlreadyExistsError when another process wrote it first; TableLocationNotEmptyError for leftovers.
+    """
+    table_schema = new_table_schema(
+        schema, table_name=str(ident), primary_key=primary_key, partition_keys=partition_keys,
+        options=options, comment=comment,
+    )
+    validate_table_schema(table_schema, table_name=str(ident))
+    manager = SchemaManager(file_io, path)
+    check_no_leftovers(file_io, ident, path, manager)
+    return manager.create(table_schema)

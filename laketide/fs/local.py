@@ -8,6 +8,7 @@ not protect two processes; here no-replace publishing uses ``os.link``, which th
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import shutil
 from typing import TYPE_CHECKING, BinaryIO
@@ -96,7 +97,7 @@ class LocalFileIO(FileIO):
             try:
                 if not os.path.isdir(local):
                     st = os.stat(local)
-                    return [_status(path, st.st_size, is_dir=False, mtime_ns=st.st_mtime_ns)]
+                    return [_status(path, st.st_size, is_dir=False, st=st)]
                 with os.scandir(local) as entries:
                     result = []
                     for entry in entries:
@@ -106,8 +107,7 @@ class LocalFileIO(FileIO):
                         except FileNotFoundError:
                             continue  # removed while listing, e.g. a concurrent writer's temp file
                         size = 0 if is_dir else st.st_size
-                        result.append(_status(join_path(path, entry.name), size, is_dir=is_dir,
-                                              mtime_ns=st.st_mtime_ns))
+                        result.append(_status(join_path(path, entry.name), size, is_dir=is_dir, st=st))
                     return result
             except FileNotFoundError:
                 return []
@@ -162,8 +162,20 @@ class LocalFileIO(FileIO):
         return "LocalFileIO()"
 
 
-def _status(path: str, size: int, *, is_dir: bool, mtime_ns: int) -> FileStatus:
-    return FileStatus(path=path, size=size, is_dir=is_dir, modification_time_ms=mtime_ns // 1_000_000)
+def _status(path: str, size: int, *, is_dir: bool, st: os.stat_result) -> FileStatus:
+    return FileStatus(path=path, size=size, is_dir=is_dir, modification_time_ms=st.st_mtime_ns // 1_000_000,
+                      access_time_ms=st.st_atime_ns // 1_000_000, owner=_owner(st.st_uid))
+
+
+@functools.lru_cache(maxsize=64)
+def _owner(uid: int) -> str | None:
+    """The user name of ``uid`` (Hadoop's FileStatus#getOwner), None where the system has no name for it."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return None
 
 
 def _make_dirs(local_dir: str, shown: str) -> None:

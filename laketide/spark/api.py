@@ -30,7 +30,8 @@ from laketide.spark.writer import (
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 __all__ = ["SAVE_MODES", "read", "read_stream", "register_views", "sql", "with_buckets", "write", "write_stream"]
 

@@ -117,7 +117,8 @@ class Cdc:
 
 def _grouped_cumsum(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     total = np.cumsum(values)
-    return total - np.repeat(total[starts] - values[starts], counts)
+    sums: np.ndarray = total - np.repeat(total[starts] - values[starts], counts)
+    return sums
 
 
 def _forward_fill(values: np.ndarray, is_set: np.ndarray) -> np.ndarray:

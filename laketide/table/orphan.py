@@ -24,6 +24,7 @@ from laketide.meta.snapshot import Snapshot
 from laketide.table.expire import list_tags
 
 if TYPE_CHECKING:
+    from laketide.scan.file_scan import FileStoreScan
     from laketide.store import FileStore
 
 __all__ = ["OrphanFilesResult", "remove_orphan_files", "DEFAULT_OLDER_THAN"]
@@ -114,7 +115,9 @@ def _walk(store: FileStore) -> list[FileStatus]:
             files_in(st.path, keep=_SNAPSHOT_FILE)
         elif name in _METADATA_DIRS:
             files_in(st.path)
-    partitions(store.table_path, 0)
+    data_root = store.path_factory.data_root
+    if data_root == store.table_path or io.exists(data_root):
+        partitions(data_root, 0)
     return out
 
 
@@ -142,7 +145,7 @@ def _used_names(store: FileStore) -> set[str]:
     return used
 
 
-def _collect(scan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:  # noqa: ANN001
+def _collect(scan: FileStoreScan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:
 
     for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
         if not lst:

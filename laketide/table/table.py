@@ -45,6 +45,8 @@ from laketide.write.table_write import TableWrite
 from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from laketide.table.orphan import OrphanFilesResult
     from laketide.table.branches import BranchManager
     from laketide.table.consumers import ConsumerManager
@@ -338,7 +340,7 @@ class Table:
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
 
-    def to_pandas(self, **kwargs: Any):  # noqa: ANN201 - pandas is optional
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:  # pandas is optional: imported only when called
         return self.read(**kwargs).to_pandas()
 
     # -- write -------------------------------------------------------------------------------------------------

@@ -445,7 +445,7 @@ class FileStoreCommit:
         Paimon: ConflictDetection#checkConflicts ("File deletion conflicts detected! Give up committing.").
         """
         if latest is None:
-            live: set[tuple] = set()
+            live: set[tuple[object, ...]] = set()
         else:
             live = {e.identifier for e in self._live(latest, {e.partition for e in (*removed, *added)})}
         gone = [e.file.file_name for e in removed if e.identifier not in live]

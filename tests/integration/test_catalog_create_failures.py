@@ -89,7 +89,8 @@ class _RacedFailingFileIO(FailingFileIO):
 
     def _gate(self, op: str, path: str, *, mutating: bool) -> object:
         if op == "atomic-write" and self.budget > 0 and not self.other.table_exists("db.t"):
-            self.other.create_table("db.t", SCHEMA).write(ROWS)
+            # Their schema differs (a comment): a byte-identical schema-0 would count as this create's own.
+            self.other.create_table("db.t", SCHEMA, comment="theirs").write(ROWS)
         return super()._gate(op, path, mutating=mutating)
 
 
