@@ -18,9 +18,9 @@ from laketide.schema.changes import SchemaChange
 from laketide.table.table import Table
 
 if TYPE_CHECKING:
+    from laketide.catalog.system_tables import GlobalSystemTable
     from laketide.catalog.view import View
     from laketide.table.object_table import ObjectTable
-    from laketide.catalog.system_tables import GlobalSystemTable
     from laketide.table.system import SystemTable
 
 __all__ = ["Catalog", "Identifier", "check_name", "require_data_table"]
@@ -153,8 +153,8 @@ def require_data_table(ident: Identifier, verb: str) -> Identifier:
         )
     if ident.is_branch:
         raise SystemTableError(
-            f"Cannot {verb} {ident}: it names branch {ident.branch!r} of {ident.full_name}; laketide changes only "
-            f"the main branch (branches are not supported)"
+            f"Cannot {verb} {ident}: it names branch {ident.branch!r} of {ident.full_name}; create, drop and alter "
+            f"the data table (branches: table.branches.create / delete)"
         )
     if ident.database == SYSTEM_DATABASE:
         raise SystemTableError(f"Cannot {verb} {ident}: database {SYSTEM_DATABASE!r} is reserved for system tables")

@@ -42,7 +42,6 @@ from laketide.exceptions import (
     SchemaAlreadyExistsError,
     SystemTableError,
     TableAlreadyExistsError,
-    UnsupportedFeatureError,
     ViewAlreadyExistsError,
 )
 from laketide.fs import FileIO, file_io_for
@@ -351,9 +350,11 @@ class JdbcCatalog(Catalog):
 
     def table(self, name: str | Identifier) -> Table | SystemTable:
         ident = Identifier.parse(name)
-        if ident.is_branch:
-            raise UnsupportedFeatureError(f"Table {ident}: branches are not supported; read {ident.full_name}")
         table = self._load(ident)
+        if ident.branch is not None:
+            if not isinstance(table, Table):
+                raise NoSuchTableError(f"{ident.full_name} is an object or format table: it has no branches")
+            table = table.branch_table(ident.branch)  # the branch's files, under the same catalog lock
         if ident.system_table:
             if not isinstance(table, Table):
                 raise NoSuchTableError(f"{ident.full_name} is an object or format table: it has no system tables")

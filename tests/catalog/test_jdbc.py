@@ -141,3 +141,22 @@ def test_pypaimon_and_laketide_share_a_postgresql_metastore(tmp_path: Path, post
     uri = postgres_server.fresh_database_uri()
     ours, theirs = shared_catalogs(tmp_path, uri, **{"jdbc.user": postgres_server.user})
     check_both_ways(ours, theirs)
+
+
+def test_branches_through_a_jdbc_catalog(tmp_path: Path) -> None:
+    cat = laketide.load_catalog(str(tmp_path / "wh"), metastore="jdbc", uri=f"sqlite:///{tmp_path / 'c.db'}",
+                                **{"lock.enabled": "true"})
+    cat.create_database("d")
+    t = cat.create_table("d.t", SCHEMA, primary_key=["id"], options={"bucket": "1"})
+    assert isinstance(t, laketide.Table)
+    t.write(pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
+    t.tags.create("t1")
+    t.branches.create("b1", tag="t1")
+    b = cat.table("d.t$branch_b1")
+    assert isinstance(b, laketide.Table) and b.branch == "b1"
+    b.write(pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
+    assert sorted(b.read()["id"].to_pylist()) == [1, 2, 3]
+    assert sorted(t.read()["id"].to_pylist()) == [1, 2]
+    assert cat.table("d.t$branch_b1$snapshots").read()["snapshot_id"].to_pylist() == [1, 2]
+    with pytest.raises(NoSuchTableError, match="'nope'"):
+        cat.table("d.t$branch_nope")
