@@ -6,19 +6,26 @@ INTEROP_VENV := .venv-pypaimon
 PYPAIMON_PIN := pypaimon==2.1.0
 # pypaimon's optional Rust runtime (write.native.enabled / read.native.enabled), a benchmark peer.
 PYPAIMON_RUST_PIN := pypaimon-rust==0.4.0
+# pypaimon's JDBC catalog reaches PostgreSQL through psycopg2 (the JDBC cross-checks in tests/catalog).
+PSYCOPG2_PIN := psycopg2-binary==2.9.13
 
-.PHONY: demo demo-python java-check test bench setup interop-setup clean
+# pyproject.toml holds version ranges; constraints.txt the exact versions installed here (and so in CI).
+CONSTRAINTS := -c constraints.txt
+# `make test-min`: the same suite on the lowest versions the ranges allow (constraints-min.txt); not part of CI.
+MIN_VENV := .venv-min
 
-$(VENV)/.installed: pyproject.toml
+.PHONY: demo demo-python java-check test test-min bench setup interop-setup clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet $(CONSTRAINTS) -e '.[test]'
 	touch $@
 
 # pypaimon pins pyarrow<20: it lives in its own environment and is driven through a subprocess.
 $(INTEROP_VENV)/.installed: Makefile
 	$(PYTHON) -m venv $(INTEROP_VENV)
-	$(INTEROP_VENV)/bin/python -m pip install --quiet $(PYPAIMON_PIN) $(PYPAIMON_RUST_PIN)
+	$(INTEROP_VENV)/bin/python -m pip install --quiet $(PYPAIMON_PIN) $(PYPAIMON_RUST_PIN) $(PSYCOPG2_PIN)
 	touch $@
 
 setup: $(VENV)/.installed
@@ -26,8 +33,8 @@ interop-setup: $(INTEROP_VENV)/.installed
 
 # The demo job is a streaming pipeline on local Spark: it needs Java 17+ and the `spark` extra (+ pandas for
 # PySpark's Arrow hops).
-$(VENV)/.spark-installed: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install --quiet -e '.[spark,pandas]'
+$(VENV)/.spark-installed: $(VENV)/.installed pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet $(CONSTRAINTS) -e '.[spark,pandas]'
 	touch $@
 
 java-check:
@@ -45,13 +52,25 @@ demo-python: setup
 test: setup interop-setup
 	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python $(PY) -m pytest -q tests
 
+$(MIN_VENV)/.installed: pyproject.toml constraints-min.txt
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MIN_VENV)/bin/python -m pip install --quiet -c constraints-min.txt -e '.[test]'
+	touch $@
+
+# mypy's verdict depends on the annotations of the installed numpy / pyarrow / pyspark: it is checked on the
+# pinned versions (`make test`), not on the floors.
+test-min: $(MIN_VENV)/.installed interop-setup
+	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python $(MIN_VENV)/bin/python -m pytest -q tests \
+	  --deselect tests/test_typecheck.py::test_mypy_is_clean
+
 # The benchmark's own peers (deltalake) and chart (matplotlib) come with the `bench` extra.
-$(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+$(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml constraints.txt
+	$(PY) -m pip install --quiet $(CONSTRAINTS) -e '.[test,bench]'
 	touch $@
 
 bench: setup interop-setup $(VENV)/.bench-installed
 	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python MPLBACKEND=Agg $(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(INTEROP_VENV) demo-warehouse
+	rm -rf $(VENV) $(INTEROP_VENV) $(MIN_VENV) demo-warehouse

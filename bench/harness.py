@@ -135,7 +135,8 @@ def report(results: list[Result], *, floor_engine: str, out_dir: Path, name: str
     """Save ``results`` as ``<name>.json`` and return a Markdown table with each ratio to the floor (>1 = faster)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     floors = {r.workload: r.median for r in results if r.engine == floor_engine and r.ok}
-    lines = [f"| workload | engine | rows | median s | min s | max s | rows/s | peak RSS MB | ratio to {floor_engine} |",
+    lines = ["| workload | engine | rows | median s | min s | max s | rows/s | peak RSS MB "
+             f"| ratio to {floor_engine} |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         if not r.ok:

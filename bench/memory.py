@@ -187,9 +187,10 @@ def hashing(*, repeat: int, work: Path) -> list[Result]:
         pq.write_table(table, path, compression="none")
         nbytes = table.nbytes
         results.append(measure(f"{HASH_WORKLOAD}: {label}", "pyarrow.parquet read", table.num_rows,
-                               lambda: pq.read_table(path), repeat=repeat, floor=True))
+                               lambda path=path: pq.read_table(path), repeat=repeat, floor=True))
         results.append(measure(f"{HASH_WORKLOAD}: {label}", "laketide bucket hash", table.num_rows,
-                               lambda: bucket_ids(table, ["k"], [VarBinaryType(2_147_483_647)], 4), repeat=repeat,
+                               lambda table=table: bucket_ids(table, ["k"], [VarBinaryType(2_147_483_647)], 4),
+                               repeat=repeat,
                                note=f"{nbytes / 1e6:.1f} MB of key"))
         path.unlink()
     return results

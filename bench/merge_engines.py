@@ -82,14 +82,16 @@ def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
         expected = Digest.of(group_by_floor(base, upsert, aggregates=AGGREGATES[workload]))
         seen: dict[str, Digest] = {}
         out.results.append(measure(workload, FLOOR, expected.rows,
-                                   lambda: group_by_floor(base, upsert, aggregates=AGGREGATES[workload]),
+                                   lambda base=base, upsert=upsert, workload=workload: group_by_floor(
+                                       base, upsert, aggregates=AGGREGATES[workload]),
                                    repeat=repeat, floor=True))
         name = "bench." + workload.split()[0].replace("-", "_")
         table = catalog.create_table(name, base.schema, primary_key=[KEY], options=OPTIONS[workload])
         table.write(base)
         table.write(upsert)
         out.results.append(measure(workload, "laketide", expected.rows,
-                                   lambda: seen.__setitem__("laketide", Digest.of(table.read())), repeat=repeat))
+                                   lambda seen=seen, table=table: seen.__setitem__("laketide", Digest.of(table.read())),
+                                   repeat=repeat))
         if peers.deltalake:
             out.skip(delta_peer.ENGINE, {workload: expected.rows}, REASON_DELTA)
         for runtime, skip in peers.pypaimon_runtimes(rows):

@@ -100,10 +100,10 @@ def laketide_pk(base: pa.Table, upsert: pa.Table, *, repeat: int, warehouse: Pat
     merged: list[pa.Table] = []
     for i in range(repeat):
         table = catalog.create_table(f"bench.pk{i}", base.schema, primary_key=[KEY], options=TABLE_OPTIONS)
-        write.add(*timed(lambda: table.write(base))[:2])
-        upsert_result.add(*timed(lambda: table.write(upsert))[:2])
+        write.add(*timed(lambda table=table: table.write(base))[:2])
+        upsert_result.add(*timed(lambda table=table: table.write(upsert))[:2])
         merged.clear()
-        read.add(*timed(lambda: merged.append(table.read()))[:2])
+        read.add(*timed(lambda table=table: merged.append(table.read()))[:2])
     result = Merged.of(merged[0])
     read.rows = result.rows
     return results, result

@@ -193,31 +193,32 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     if kind == "pk":
         for i in range(repeat):
             table = fresh_table(f"pk{i}")
-            rec.time("pk write", lambda: _write(table, base), reads=False)
-            rec.time("pk upsert", lambda: _write(table, upsert), reads=False)
-            rec.time("pk merge read", lambda: _read(table), reads=True)
+            rec.time("pk write", lambda table=table: _write(table, base), reads=False)
+            rec.time("pk upsert", lambda table=table: _write(table, upsert), reads=False)
+            rec.time("pk merge read", lambda table=table: _read(table), reads=True)
     elif kind == "append":
         for i in range(repeat):
             table = fresh_table(f"append{i}")
-            rec.time("append write", lambda: _write(table, base), reads=False)
-            rec.time("full read", lambda: _read(table), reads=True)
+            rec.time("append write", lambda table=table: _write(table, base), reads=False)
+            rec.time("full read", lambda table=table: _read(table), reads=True)
     elif kind in ("filtered", "merge_engine"):
         table = fresh_table("t")
         _write(table, base)
         _write(table, upsert)
         if kind == "merge_engine":
             for _ in range(repeat):
-                rec.time(request["workload"], lambda: _read(table), reads=True)
+                rec.time(request["workload"], lambda table=table: _read(table), reads=True)
         else:
             key = primary_keys[0]
             point, lo, hi = int(request["point_key"]), int(request["range_lo"]), int(request["range_hi"])
             for _ in range(repeat):
-                rec.time("point lookup", lambda: _read(table, lambda pb: pb.equal(key, point)), reads=True)
-                rec.time("1% key range", lambda: _read(table, lambda pb: pb.between(key, lo, hi - 1)), reads=True)
+                rec.time("point lookup", lambda table=table: _read(table, lambda pb: pb.equal(key, point)), reads=True)
+                rec.time("1% key range", lambda table=table: _read(table, lambda pb: pb.between(key, lo, hi - 1)),
+                         reads=True)
     elif kind == "commits":
         table = fresh_table("history")
         for _ in range(int(request["commits"])):
-            rec.time("commit", lambda: _write(table, base), reads=False)
+            rec.time("commit", lambda table=table: _write(table, base), reads=False)
     else:
         raise ValueError(f"unknown kind {kind!r}")
     return {

@@ -134,7 +134,8 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
     out["ratio append read (parquet/laketide)"] = out["append read spark.parquet s"] / out["append read laketide s"]
     out["ratio append read (parquet/laketide source)"] = (
         out["append read spark.parquet s"] / out["append read laketide source s"])
-    out["ratio pk merge read (parquet/laketide)"] = out["pk merge read spark.parquet s"] / out["pk merge read laketide s"]
+    out["ratio pk merge read (parquet/laketide)"] = (
+        out["pk merge read spark.parquet s"] / out["pk merge read laketide s"])
     out["ratio pk upsert write (parquet/laketide)"] = (
         out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide s"])
     out["ratio pk upsert write (parquet zstd/laketide)"] = (

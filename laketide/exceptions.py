@@ -76,6 +76,14 @@ class DatabaseAlreadyExistsError(CatalogError):
     pass
 
 
+class NoSuchViewError(CatalogError, LookupError):
+    pass
+
+
+class ViewAlreadyExistsError(CatalogError):
+    """A view (or a table) already holds the name a view is created or renamed to."""
+
+
 class TableAlreadyExistsError(CatalogError):
     pass
 

@@ -342,6 +342,14 @@ def _file_name_part(value: str) -> str | None:
     return None
 
 
+def _relative_directory(value: str) -> str | None:
+    """A directory inside the table: relative, no '..' (it would put data files outside the table)."""
+    parts = value.replace("\\", "/").split("/")
+    if not value.strip() or value.startswith(("/", "\\")) or "://" in value or any(p in ("", ".", "..") for p in parts):
+        return "a relative directory inside the table (no leading '/', no '..', no empty or '.' parts)"
+    return None
+
+
 def _sort_order(value: str) -> str | None:
     return None if value in ("ascending", "descending") else "'ascending' or 'descending'"
 
@@ -508,6 +516,11 @@ class CoreOptions:
     )
     DATA_FILE_PREFIX = _option(
         "data-file.prefix", _S, "data-", "File name prefix of data files.", check=_file_name_part
+    )
+    DATA_FILE_PATH_DIRECTORY = _option(
+        "data-file.path-directory", _S, None,
+        "Directory (relative to the table) that holds the partition and bucket directories of data files.",
+        check=_relative_directory,
     )
     CHANGELOG_FILE_PREFIX = _option(
         "changelog-file.prefix", _S, "changelog-", "File name prefix of changelog files.", check=_file_name_part
@@ -715,6 +728,7 @@ class CoreOptions:
     ignore_delete: _Value[bool] = _Value(IGNORE_DELETE)
     data_file_prefix: _Value[str] = _Value(DATA_FILE_PREFIX)
     changelog_file_prefix: _Value[str] = _Value(CHANGELOG_FILE_PREFIX)
+    data_file_path_directory: _Value[str | None] = _Value(DATA_FILE_PATH_DIRECTORY)
     compaction_small_file_ratio: _Value[float] = _Value(COMPACTION_SMALL_FILE_RATIO)
     compaction_min_file_num: _Value[int] = _Value(COMPACTION_MIN_FILE_NUM)
     compaction_optimization_interval: _Value[int | None] = _Value(COMPACTION_OPTIMIZATION_INTERVAL)
@@ -759,7 +773,7 @@ class CoreOptions:
         """Target data file size in bytes; the default depends on the table kind, as in Java."""
         explicit = self.get(self.TARGET_FILE_SIZE)
         if explicit is not None:
-            return explicit
+            return cast(int, explicit)
         return (128 << 20) if has_primary_key else (256 << 20)
 
     def stats_mode(self, field_name: str) -> str:
@@ -863,8 +877,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide names data files without the compression suffix"),
     UnsupportedOption(key="data-file.external-paths", example="s3://bucket/x",
                       reason="laketide writes data files under the table directory only"),
-    UnsupportedOption(key="data-file.path-directory", example="data",
-                      reason="laketide writes data files in the bucket directories of the table"),
     UnsupportedOption(key="partition.legacy-name", example="false", unsupported=_false,
                       reason="laketide names partition directories the legacy way (Java's toString)"),
     UnsupportedOption(key="file-index.*.columns", example="id", reason=_NO_FILE_INDEX),

@@ -514,7 +514,8 @@ def _tokenize(text: str) -> list[_Token]:
                 i += 1
             word = text[start:i]
             upper = word.upper()
-            tokens.append(_Token("kw" if upper in _KEYWORDS else "ident", upper if upper in _KEYWORDS else word, start, word))
+            keyword = upper in _KEYWORDS
+            tokens.append(_Token("kw" if keyword else "ident", upper if keyword else word, start, word))
     return tokens
 
 

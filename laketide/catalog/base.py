@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from laketide.exceptions import CatalogError, InvalidIdentifierError, SystemTableError
+from laketide.exceptions import CatalogError, InvalidIdentifierError, SystemTableError, UnsupportedFeatureError
 from laketide.schema.changes import SchemaChange
 from laketide.table.table import Table
 
 if TYPE_CHECKING:
+    from laketide.catalog.view import View
+    from laketide.table.object_table import ObjectTable
     from laketide.table.system import SystemTable
 
 __all__ = ["Catalog", "Identifier", "check_name", "require_data_table"]
@@ -172,6 +174,10 @@ class Catalog(ABC):
     @abstractmethod
     def database_exists(self, name: str) -> bool: ...
 
+    def database_properties(self, name: str) -> dict[str, str]:
+        """The properties ``create_database`` stored for ``name``; NoSuchDatabaseError if absent."""
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store database properties")
+
     @abstractmethod
     def create_table(
         self,
@@ -200,6 +206,40 @@ class Catalog(ABC):
 
     @abstractmethod
     def rename_table(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None: ...
+
+    def create_object_table(self, name: str | Identifier, location: str | None = None, *,
+                            options: Mapping[str, str] | None = None, comment: str | None = None,
+                            exist_ok: bool = False) -> ObjectTable:
+        """A read-only table listing the files under ``location`` (default: the table's own directory).
+
+        Paimon keeps object tables in its JDBC and REST catalogs, not in the filesystem catalog.
+        """
+        from laketide.table.object_table import OBJECT_TABLE_FIELDS, OBJECT_TABLE_TYPE
+        from laketide.types import RowType, to_arrow_schema
+
+        opts = {**{str(k): str(v) for k, v in (options or {}).items()}, "type": OBJECT_TABLE_TYPE}
+        if location is not None:
+            opts["path"] = location
+        table = self.create_table(name, to_arrow_schema(RowType(OBJECT_TABLE_FIELDS)), options=opts,
+                                  comment=comment, exist_ok=exist_ok)
+        return table  # type: ignore[return-value]  # the catalogs that keep object tables return one
+
+    # -- views (Paimon: catalog.Catalog#createView ...; the filesystem catalog has none, as in Java) ----------------
+    def create_view(self, name: str | Identifier, view: View, *, exist_ok: bool = False) -> None:
+        """Store ``view`` (its query per dialect and its schema) under ``name``."""
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
+
+    def view(self, name: str | Identifier) -> View:
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
+
+    def list_views(self, database: str) -> list[str]:
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
+
+    def drop_view(self, name: str | Identifier, *, ignore_missing: bool = False) -> None:
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
+
+    def rename_view(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None:
+        raise UnsupportedFeatureError(f"{type(self).__name__} does not store views (Paimon's does not either)")
 
     def alter_table(self, name: str | Identifier, *changes: SchemaChange) -> Table:
         """Apply schema changes to the data table ``name`` (never a system table or a branch)."""

@@ -17,8 +17,10 @@ from laketide.exceptions import (
     CatalogError,
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
+    FileIOError,
     NoSuchDatabaseError,
     NoSuchTableError,
+    NotFoundError,
     NoSuchWarehouseError,
     SchemaAlreadyExistsError,
     SystemTableError,
@@ -29,11 +31,12 @@ from laketide.exceptions import (
 from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.schema.schema_manager import SchemaManager
+from laketide.schema.table_schema import TableSchema
 from laketide.table.system import SystemTable, system_table
 from laketide.table.table import Table
 from laketide.write.validation import validate_table_schema
 
-__all__ = ["FileSystemCatalog"]
+__all__ = ["FileSystemCatalog", "check_no_leftovers", "create_table_files"]
 
 DB_SUFFIX = ".db"
 
@@ -64,19 +67,32 @@ class FileSystemCatalog(Catalog):
     def database_exists(self, name: str) -> bool:
         return self.file_io.exists(self._db_path(name))
 
+    def database_properties(self, name: str) -> dict[str, str]:
+        if not self.database_exists(name):
+            raise NoSuchDatabaseError(f"Database {name} does not exist {self._where()}")
+        return {}  # create_database refuses properties: there are none to return
+
     def create_database(self, name: str, *, exist_ok: bool = False,
                         properties: Mapping[str, str] | None = None) -> None:
         path = self._db_path(name)
         if name == SYSTEM_DATABASE:
             raise SystemTableError(f"Database {name!r} is reserved for system tables (as in Paimon)")
         if self.file_io.exists(path):
+            if not self._is_directory(path):
+                raise CatalogError(
+                    f"Cannot create database {name}: {path} exists and is a file, not a database directory"
+                )
             if exist_ok:
                 return
             raise DatabaseAlreadyExistsError(f"Database {name} already exists in {self.warehouse}")
         if properties:
             # Paimon's filesystem catalog has nowhere to keep them either.
             raise UnsupportedFeatureError("The filesystem catalog does not store database properties")
-        self.file_io.mkdirs(path)  # creates the warehouse too, on first use
+        self.file_io.mkdirs(path)  # creates the warehouse too, on first use; a failure says why (FileIOError)
+
+    def _is_directory(self, path: str) -> bool:
+        parent, name = path.rstrip("/").rsplit("/", 1)
+        return any(st.is_dir for st in self.file_io.list_status(parent) if st.path.rstrip("/").endswith("/" + name))
 
     def drop_database(self, name: str, *, ignore_missing: bool = False, cascade: bool = False) -> None:
         path = self._db_path(name)
@@ -148,6 +164,7 @@ class FileSystemCatalog(Catalog):
         validate_table_schema(table_schema, table_name=str(ident))
         path = self.table_path(ident)
         manager = SchemaManager(self.file_io, path)
+        had_directory = self.file_io.exists(path)
         try:
             self._check_no_leftovers(ident, path, manager)
             manager.create(table_schema)
@@ -156,20 +173,49 @@ class FileSystemCatalog(Catalog):
             if exist_ok:
                 return self._load(ident)
             raise TableAlreadyExistsError(f"Table {ident} already exists") from e
+        except FileIOError as e:
+            # The storage failed, but schema-0 may have landed all the same (a lost acknowledgement): only a
+            # definite answer decides. Otherwise the directories this call made go, and the storage error (naming
+            # the file and its cause) is the report.
+            landed = self._schema_landed(manager, table_schema, e)
+            if landed == "ours":
+                return Table(name=str(ident), path=path, file_io=self.file_io, schema=table_schema)
+            if landed == "theirs":
+                if exist_ok:
+                    return self._load(ident)
+                raise TableAlreadyExistsError(f"Table {ident} already exists (created concurrently)") from e
+            if landed == "absent" and not had_directory:
+                self._remove_if_empty(f"{path}/schema", path)
+            raise
         return Table(name=str(ident), path=path, file_io=self.file_io, schema=table_schema)
 
+    def _schema_landed(self, manager: SchemaManager, schema: TableSchema, error: FileIOError) -> str:
+        """Whose schema-0 is there after a failed write: "ours", "theirs", "absent" or "unknown".
+
+        "ours" means byte-identical to what this create wrote (a concurrent create of the very same schema in the
+        same millisecond is indistinguishable, and the table is then exactly the one asked for).
+        """
+        schema_path = manager.schema_path(schema.id)
+        try:
+            there = self.file_io.read_bytes(schema_path)
+        except NotFoundError:
+            return "absent"
+        except FileIOError as unsure:
+            error.add_note(f"Whether {schema_path} was written is unknown: {unsure}")
+            return "unknown"
+        return "ours" if there == schema.to_json().encode() else "theirs"
+
+    def _remove_if_empty(self, *directories: str) -> None:
+        # Innermost first; a directory someone else has filled meanwhile stays (a concurrent create owns it).
+        for directory in directories:
+            try:
+                if self.file_io.exists(directory) and not self.file_io.list_status(directory):
+                    self.file_io.delete(directory)
+            except FileIOError:
+                return
+
     def _check_no_leftovers(self, ident: Identifier, path: str, manager: SchemaManager) -> None:
-        # A schema-0 written here would adopt the snapshots and manifests of whatever table lived here before
-        # (a drop that stopped half-way, a copied directory): the new table would not read. Refuse, naming them.
-        for sub in ("snapshot", "manifest"):
-            leftovers = self.file_io.list_status(f"{path}/{sub}")
-            if leftovers:
-                if manager.list_ids():  # not leftovers: a concurrent create has just written the table
-                    raise SchemaAlreadyExistsError(f"Table {ident} was created concurrently")
-                raise TableLocationNotEmptyError(
-                    f"Cannot create table {ident}: {path}/{sub} holds {len(leftovers)} files but the table has no "
-                    f"schema (leftovers of another table?); remove {path} or choose another name"
-                )
+        check_no_leftovers(self.file_io, ident, path, manager)
 
     def table(self, name: str | Identifier) -> Table | SystemTable:
         ident = Identifier.parse(name)
@@ -208,3 +254,42 @@ class FileSystemCatalog(Catalog):
             raise NoSuchDatabaseError(f"Database {dst.database} does not exist in {self.warehouse}")
         if not self.file_io.rename(self.table_path(src), self.table_path(dst)):
             raise CatalogError(f"Cannot rename table {src} to {dst}")
+
+
+def check_no_leftovers(file_io: FileIO, ident: Identifier, path: str, manager: SchemaManager) -> None:
+    # A schema-0 written here would adopt the snapshots and manifests of whatever table lived here before
+    # (a drop that stopped half-way, a copied directory): the new table would not read. Refuse, naming them.
+    for sub in ("snapshot", "manifest"):
+        leftovers = file_io.list_status(f"{path}/{sub}")
+        if leftovers:
+            if manager.list_ids():  # not leftovers: a concurrent create has just written the table
+                raise SchemaAlreadyExistsError(f"Table {ident} was created concurrently")
+            raise TableLocationNotEmptyError(
+                f"Cannot create table {ident}: {path}/{sub} holds {len(leftovers)} files but the table has no "
+                f"schema (leftovers of another table?); remove {path} or choose another name"
+            )
+
+
+def create_table_files(
+    file_io: FileIO,
+    path: str,
+    ident: Identifier,
+    schema: pa.Schema | Any,
+    *,
+    primary_key: Sequence[str] | None = None,
+    partition_keys: Sequence[str] | None = None,
+    options: Mapping[str, Any] | None = None,
+    comment: str | None = None,
+) -> TableSchema:
+    """Validate and write schema-0 of a new table at ``path`` (the JDBC catalog keeps its tables' files so).
+
+    SchemaAlreadyExistsError when another process wrote it first; TableLocationNotEmptyError for leftovers.
+    """
+    table_schema = new_table_schema(
+        schema, table_name=str(ident), primary_key=primary_key, partition_keys=partition_keys,
+        options=options, comment=comment,
+    )
+    validate_table_schema(table_schema, table_name=str(ident))
+    manager = SchemaManager(file_io, path)
+    check_no_leftovers(file_io, ident, path, manager)
+    return manager.create(table_schema)

@@ -86,7 +86,8 @@ def _coerce(value: object, t: pa.DataType) -> object:
         if isinstance(value, str):
             return value
         raise TypeError("expected a string literal (quote it)")
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_binary_view(t):
+    if (pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t)
+            or pa.types.is_binary_view(t)):
         if isinstance(value, bytes):
             return value
         if isinstance(value, str):

@@ -195,9 +195,12 @@ class _Parser:
         if self.tok.kind is _Kind.END:
             raise self.fail("empty filter expression")
         p = self.or_expr()
-        if self.tok.kind is not _Kind.END:
+        if not self._at_end():  # a call: the parse moved self.tok, which mypy's narrowing does not know
             raise self.fail("expected AND, OR or end of input")
         return p
+
+    def _at_end(self) -> bool:
+        return self.tok.kind is _Kind.END
 
     def or_expr(self) -> Predicate:
         parts = [self.and_expr()]

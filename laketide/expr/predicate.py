@@ -221,7 +221,7 @@ Predicate: TypeAlias = Leaf | And | Or | Not
 
 def _check_children(node: object, children: object) -> None:
     if not isinstance(children, tuple):
-        object.__setattr__(node, "children", tuple(children))  # type: ignore[call-overload, arg-type]
+        object.__setattr__(node, "children", tuple(children))  # type: ignore[arg-type]
         children = node.children  # type: ignore[attr-defined]
     assert isinstance(children, tuple)
     if len(children) < 2:

@@ -34,7 +34,7 @@ class FieldStats:
 
 def _normalize(a: object, b: object) -> tuple[object, object]:
     if type(a) is type(b):
-        if isinstance(a, _dt.datetime) and (a.tzinfo is None) != (b.tzinfo is None):  # type: ignore[union-attr, attr-defined]
+        if isinstance(a, _dt.datetime) and (a.tzinfo is None) != (b.tzinfo is None):  # type: ignore[attr-defined]
             return _utc(a), _utc(b)  # type: ignore[arg-type]
         return a, b
     if isinstance(a, str) and not isinstance(b, str):

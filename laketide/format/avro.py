@@ -140,7 +140,8 @@ def _avro_base_type(t: pa.DataType, row_name: str) -> Any:
 
 
 def _is_string(t: pa.DataType) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+    string: bool = pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)
+    return string
 
 
 # --- Avro -> Arrow schema ----------------------------------------------------------------------------
@@ -388,7 +389,7 @@ class AvroFormat(FileFormat):
     @staticmethod
     def _writer_schema(stream: BinaryIO, source: object) -> dict[str, Any]:
         try:
-            return fastavro.reader(stream).writer_schema  # type: ignore[no-any-return, return-value]
+            return fastavro.reader(stream).writer_schema  # type: ignore[return-value]
         except (ValueError, EOFError, OSError) as e:
             raise FileIOError(f"not a readable Avro file: {describe_source(source)}: {e}") from e
 

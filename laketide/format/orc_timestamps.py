@@ -136,7 +136,8 @@ def _decompress_chunk(chunk: bytes, kind: int, *, what: str) -> bytes:
         return zstd.decompress(chunk)
     if kind == _SNAPPY:
         size, _ = _varint(chunk, 0)  # snappy streams start with their uncompressed length
-        return pa.Codec("snappy").decompress(chunk, decompressed_size=size, asbytes=True)
+        raw: bytes = pa.Codec("snappy").decompress(chunk, decompressed_size=size, asbytes=True)
+        return raw
     if kind == _LZ4:
         return _lz4_block(chunk)
     raise ValueError(f"cannot decompress the metadata of {what} (ORC compression kind {kind})")

@@ -116,7 +116,7 @@ def _collect_column(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> Colu
 
 
 def _is_nested(t: pa.DataType) -> bool:
-    return (
+    nested: bool = (
         pa.types.is_struct(t)
         or pa.types.is_map(t)
         or pa.types.is_list(t)
@@ -125,6 +125,7 @@ def _is_nested(t: pa.DataType) -> bool:
         or pa.types.is_list_view(t)
         or pa.types.is_large_list_view(t)
     )
+    return nested
 
 
 def _float_min_max(column: pa.Array | pa.ChunkedArray) -> tuple[float, float]:

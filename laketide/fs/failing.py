@@ -16,6 +16,7 @@ import os
 import random
 import signal
 import threading
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from laketide.exceptions import InjectedFaultError
@@ -143,9 +144,11 @@ class _Stream:
 class FailingFileIO(_Wrapper):
     """Fails a random ``failure_rate`` share of operations until ``budget`` failures were injected.
 
-    Reads, writes, listings, existence checks, deletes and renames can fail; a failing mutating operation
-    takes effect first in about half the cases (``lost_acks``). ``disarm()`` stops failures, ``arm()`` resets
-    the budget. Paimon: utils.FailingFileIO.
+    Reads, writes, listings, existence checks, deletes and renames can fail (``ops`` narrows the failing
+    operations to some names: "read", "write", "atomic-write", "exists", "delete", "list", "rename", "size",
+    "open", "create"); a failing mutating operation takes effect first in a ``lost_ack_share`` of the cases (half
+    by default; none without ``lost_acks``). ``disarm()`` stops failures, ``arm()`` resets the budget.
+    Paimon: utils.FailingFileIO.
     """
 
     def __init__(
@@ -156,11 +159,15 @@ class FailingFileIO(_Wrapper):
         budget: int = 10,
         seed: int | None = None,
         lost_acks: bool = True,
+        lost_ack_share: float = 0.5,
+        ops: Collection[str] | None = None,
     ) -> None:
         super().__init__(inner)
         self.failure_rate = failure_rate
         self.budget = budget
         self.lost_acks = lost_acks
+        self.lost_ack_share = lost_ack_share
+        self.ops = None if ops is None else frozenset(ops)
         self.injected = 0
         self._random = random.Random(seed)
         self._lock = threading.Lock()
@@ -173,12 +180,14 @@ class FailingFileIO(_Wrapper):
         self.arm(0)
 
     def _gate(self, op: str, path: str, *, mutating: bool) -> FaultPoint | None:
+        if self.ops is not None and op not in self.ops:
+            return None
         with self._lock:
             if self.budget <= 0 or self._random.random() >= self.failure_rate:
                 return None
             self.budget -= 1
             self.injected += 1
-            after = mutating and self.lost_acks and self._random.random() < 0.5
+            after = mutating and self.lost_acks and self._random.random() < self.lost_ack_share
         if after:
             return FaultPoint.AFTER
         raise InjectedFaultError(f"Injected failure of '{op}' of '{path}'")

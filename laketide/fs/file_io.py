@@ -10,7 +10,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
 
 from laketide.exceptions import FileAlreadyExistsError, FileIOError, LaketideError, NotFoundError
@@ -29,6 +29,9 @@ class FileStatus:
     size: int
     is_dir: bool
     modification_time_ms: int
+    # Known on local disks; object stores keep neither (Hadoop reports 0 and the current user there).
+    access_time_ms: int | None = field(default=None, compare=False)
+    owner: str | None = field(default=None, compare=False)
 
 
 def join_path(*parts: str) -> str:

@@ -34,6 +34,9 @@ __all__ = ["FsspecFileIO", "PublishMode"]
 _CONDITIONAL_CREATE_PROTOCOLS = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "abfss", "az"})
 _IN_PROCESS_PROTOCOLS = frozenset({"memory"})
 _LOCAL_PROTOCOLS = frozenset({"file", "local"})
+# Stores without directories where an empty "<dir>/" object marks a directory (as Hadoop's S3A does), so that
+# an empty database directory exists.
+_MARKER_PROTOCOLS = frozenset({"s3", "s3a"})
 
 # Guards create-if-absent on in-process stores; a single lock is simpler than one per store.
 _IN_PROCESS_LOCK = threading.Lock()
@@ -148,6 +151,8 @@ class FsspecFileIO(FileIO):
     def mkdirs(self, path: str) -> None:
         with translate_errors("create directory", path):
             self._fs.makedirs(path, exist_ok=True)
+            if _protocols(self._fs) & _MARKER_PROTOCOLS and not self._fs.exists(path):
+                self._fs.pipe_file(path.rstrip("/") + "/", b"")
 
     def list_status(self, path: str) -> list[FileStatus]:
         with translate_errors("list", path):
@@ -159,6 +164,8 @@ class FsspecFileIO(FileIO):
             own = self._fs._strip_protocol(path).rstrip("/")
             result = []
             for info in entries:
+                if str(info["name"]).endswith("/") and str(info["name"]).rstrip("/") == own:
+                    continue  # the directory's own marker object
                 name = str(info["name"]).rstrip("/")
                 is_dir = info.get("type") == "directory"
                 child = path if name == own else join_path(path, name.rsplit("/", 1)[-1])
@@ -223,7 +230,10 @@ class FsspecFileIO(FileIO):
         if self._has_dirs:
             parent = self._fs._parent(path)
             if parent:
-                self._fs.makedirs(parent, exist_ok=True)
+                try:
+                    self._fs.makedirs(parent, exist_ok=True)
+                except FileExistsError as e:  # a file where the directory must go: no "already exists"
+                    raise FileIOError(f"Cannot create '{path}': {parent} is a file, not a directory") from e
 
     def __eq__(self, other: object) -> bool:
         return (

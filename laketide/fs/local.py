@@ -8,6 +8,7 @@ not protect two processes; here no-replace publishing uses ``os.link``, which th
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import shutil
 from typing import TYPE_CHECKING, BinaryIO
@@ -40,7 +41,7 @@ class LocalFileIO(FileIO):
     def write_bytes(self, path: str, data: bytes, *, overwrite: bool = False) -> None:
         local = to_local_path(path)
         with translate_errors("write", path):
-            os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+            _make_dirs(os.path.dirname(local) or ".", path)
             if overwrite:
                 # Replace through a temp file so that readers see the old or the new bytes, never a mix.
                 tmp = temp_sibling(local)
@@ -60,7 +61,7 @@ class LocalFileIO(FileIO):
     def try_write_atomic(self, path: str, data: bytes) -> bool:
         local = to_local_path(path)
         with translate_errors("atomically write", path):
-            os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+            _make_dirs(os.path.dirname(local) or ".", path)
             tmp = temp_sibling(local)
             try:
                 _write_synced(tmp, data)
@@ -88,7 +89,7 @@ class LocalFileIO(FileIO):
 
     def mkdirs(self, path: str) -> None:
         with translate_errors("create directory", path):
-            os.makedirs(to_local_path(path), exist_ok=True)
+            _make_dirs(to_local_path(path), path)
 
     def list_status(self, path: str) -> list[FileStatus]:
         local = to_local_path(path)
@@ -96,7 +97,7 @@ class LocalFileIO(FileIO):
             try:
                 if not os.path.isdir(local):
                     st = os.stat(local)
-                    return [_status(path, st.st_size, is_dir=False, mtime_ns=st.st_mtime_ns)]
+                    return [_status(path, st.st_size, is_dir=False, st=st)]
                 with os.scandir(local) as entries:
                     result = []
                     for entry in entries:
@@ -106,8 +107,7 @@ class LocalFileIO(FileIO):
                         except FileNotFoundError:
                             continue  # removed while listing, e.g. a concurrent writer's temp file
                         size = 0 if is_dir else st.st_size
-                        result.append(_status(join_path(path, entry.name), size, is_dir=is_dir,
-                                              mtime_ns=st.st_mtime_ns))
+                        result.append(_status(join_path(path, entry.name), size, is_dir=is_dir, st=st))
                     return result
             except FileNotFoundError:
                 return []
@@ -117,7 +117,7 @@ class LocalFileIO(FileIO):
         with translate_errors("rename", src):
             if not os.path.lexists(src_local):
                 raise NotFoundError(f"Cannot rename '{src}' to '{dst}': the source does not exist")
-            os.makedirs(os.path.dirname(dst_local) or ".", exist_ok=True)
+            _make_dirs(os.path.dirname(dst_local) or ".", dst)
             if os.path.isdir(src_local):
                 # Directories cannot be hard-linked; rename(2) would silently replace an empty target
                 # directory, so check first. Not atomic against a concurrent creator of ``dst``.
@@ -141,7 +141,7 @@ class LocalFileIO(FileIO):
     def open_output(self, path: str, *, overwrite: bool = False) -> BinaryIO:
         local = to_local_path(path)
         with translate_errors("create", path):
-            os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
+            _make_dirs(os.path.dirname(local) or ".", path)
             return open(local, "wb" if overwrite else "xb")
 
     def pyarrow_filesystem(self) -> pyarrow.fs.FileSystem:
@@ -162,8 +162,28 @@ class LocalFileIO(FileIO):
         return "LocalFileIO()"
 
 
-def _status(path: str, size: int, *, is_dir: bool, mtime_ns: int) -> FileStatus:
-    return FileStatus(path=path, size=size, is_dir=is_dir, modification_time_ms=mtime_ns // 1_000_000)
+def _status(path: str, size: int, *, is_dir: bool, st: os.stat_result) -> FileStatus:
+    return FileStatus(path=path, size=size, is_dir=is_dir, modification_time_ms=st.st_mtime_ns // 1_000_000,
+                      access_time_ms=st.st_atime_ns // 1_000_000, owner=_owner(st.st_uid))
+
+
+@functools.lru_cache(maxsize=64)
+def _owner(uid: int) -> str | None:
+    """The user name of ``uid`` (Hadoop's FileStatus#getOwner), None where the system has no name for it."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return None
+
+
+def _make_dirs(local_dir: str, shown: str) -> None:
+    try:
+        os.makedirs(local_dir, exist_ok=True)
+    except FileExistsError as e:
+        # makedirs says "exists" when a file sits where a directory must go: that is no "already exists".
+        raise FileIOError(f"Cannot create '{shown}': {local_dir} is a file, not a directory") from e
 
 
 def _write_synced(path: str, data: bytes) -> None:

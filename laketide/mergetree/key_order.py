@@ -35,7 +35,8 @@ _LOW31 = np.int32(0x7FFFFFFF)
 
 
 def is_float_column(t: pa.DataType) -> bool:
-    return pa.types.is_floating(t)
+    floating: bool = pa.types.is_floating(t)
+    return floating
 
 
 def needs_rank(table: pa.Table | pa.RecordBatch, names: Sequence[str]) -> bool:

@@ -68,13 +68,15 @@ def decode_records(data: bytes, *, path: str) -> list[dict[str, Any]]:
         if data[:3] == b"ORC":
             import pyarrow.orc as orc
 
-            return orc.ORCFile(io.BytesIO(data)).read().to_pylist()
+            rows: list[dict[str, Any]] = orc.ORCFile(io.BytesIO(data)).read().to_pylist()
+            return rows
         if data[:4] == b"PAR1":
             import pyarrow.parquet as pq
 
-            return pq.read_table(io.BytesIO(data)).to_pylist()
+            records: list[dict[str, Any]] = pq.read_table(io.BytesIO(data)).to_pylist()
+            return records
         raise ValueError("unknown file format (neither Avro, ORC nor Parquet)")
-    except Exception as e:
+    except Exception as e:  # the decoders raise anything on damaged bytes (EOFError, struct.error, ArrowInvalid...)
         raise CorruptMetadataError(f"Cannot read metadata file {path}: {e}", path=path) from e
 
 

@@ -167,6 +167,7 @@ class FileStorePathFactory:
         default_partition_name: str = "__DEFAULT_PARTITION__",
         data_file_prefix: str = "data-",
         changelog_file_prefix: str = "changelog-",
+        data_file_path_directory: str | None = None,
         branch: str = MAIN_BRANCH,
     ) -> None:
         self.table_path = table_path.rstrip("/") or table_path
@@ -175,6 +176,9 @@ class FileStorePathFactory:
         self.data_file_prefix = data_file_prefix
         self.changelog_file_prefix = changelog_file_prefix
         self.branch = branch
+        # ``data-file.path-directory``: partition and bucket directories live under it, not the table root.
+        directory = data_file_path_directory
+        self.data_root = f"{self.table_path}/{directory}" if directory else self.table_path
         self._bucket_dirs: dict[tuple[bytes, int], str] = {}
 
     @classmethod
@@ -185,7 +189,8 @@ class FileStorePathFactory:
         return cls(
             table_path, partition_keys=partition_keys, partition_types=partition_types,
             default_partition_name=options.partition_default_name, data_file_prefix=options.data_file_prefix,
-            changelog_file_prefix=options.changelog_file_prefix, branch=branch,
+            changelog_file_prefix=options.changelog_file_prefix,
+            data_file_path_directory=options.data_file_path_directory, branch=branch,
         )
 
     # -- the branch's metadata -----------------------------------------------------------------------------------
@@ -257,7 +262,7 @@ class FileStorePathFactory:
         """The directory of ``bucket`` of the partition with ``values``."""
         part = self.partition_dir(values)
         name = bucket_dir_name(bucket)
-        return f"{self.table_path}/{part}/{name}" if part else f"{self.table_path}/{name}"
+        return f"{self.data_root}/{part}/{name}" if part else f"{self.data_root}/{name}"
 
     def data_file_paths(self, partition: bytes, bucket: int, file: _DataFileLike) -> list[str]:
         """Where a data (or changelog) file lives, followed by its extra files (e.g. embedded file indexes)."""

@@ -28,7 +28,7 @@ __all__ = ["FileStoreScan", "max_sequence_per_bucket", "merge_entries", "Partiti
 
 def merge_entries(entries: Iterable[ManifestEntry]) -> list[ManifestEntry]:
     """ADD and DELETE entries of the same file cancel; what remains, in order (Paimon: FileEntry.mergeEntries)."""
-    merged: dict[tuple, ManifestEntry] = {}
+    merged: dict[tuple[object, ...], ManifestEntry] = {}
     for e in entries:
         key = e.identifier
         if e.kind is FileKind.ADD:

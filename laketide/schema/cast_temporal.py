@@ -127,12 +127,14 @@ def _offsets(instants: np.ndarray, time_zone: str) -> np.ndarray:
         local = pc.local_timestamp(pa.array(instants, pa.timestamp("ms", tz=time_zone)))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
         raise CastError(f"Unknown time zone {time_zone!r}: {e}") from e
-    return np.asarray(local.cast(pa.int64()).to_numpy(), dtype=np.int64) - instants
+    offsets: np.ndarray = np.asarray(local.cast(pa.int64()).to_numpy(), dtype=np.int64) - instants
+    return offsets
 
 
 def to_local(instants: np.ndarray, time_zone: str) -> np.ndarray:
     """Wall-clock millis (as if UTC) of instants in ``time_zone`` (LocalDateTime.ofInstant)."""
-    return instants + _offsets(instants, time_zone)
+    local: np.ndarray = instants + _offsets(instants, time_zone)
+    return local
 
 
 def to_instant(local: np.ndarray, time_zone: str) -> np.ndarray:
@@ -145,7 +147,8 @@ def to_instant(local: np.ndarray, time_zone: str) -> np.ndarray:
     with_before, with_after = local - before, local - after
     before_ok = _offsets(with_before, time_zone) == before
     after_ok = _offsets(with_after, time_zone) == after
-    return np.where(before_ok, with_before, np.where(after_ok, with_after, with_before))
+    chosen: np.ndarray = np.where(before_ok, with_before, np.where(after_ok, with_after, with_before))
+    return chosen
 
 
 def check_time_zone(time_zone: str) -> str | None:
@@ -260,13 +263,15 @@ def _days_from_civil(y: np.ndarray, m: np.ndarray, d: np.ndarray) -> np.ndarray:
     mp = np.where(m > 2, m - 3, m + 9)
     doy = (153 * mp + 2) // 5 + d - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
+    days: np.ndarray = era * 146097 + doe - 719468
+    return days
 
 
 def _month_length(y: np.ndarray, m: np.ndarray) -> np.ndarray:
     leap = ((y % 4 == 0) & (y % 100 != 0)) | (y % 400 == 0)
     lengths = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
-    return lengths[np.clip(m, 0, 12)] + ((m == 2) & leap)
+    month_days: np.ndarray = lengths[np.clip(m, 0, 12)] + ((m == 2) & leap)
+    return month_days
 
 
 # ------------------------------------------------------------------------------------------------

@@ -34,7 +34,6 @@ from laketide.types import (
     STRING,
     ArrayType,
     BigIntType,
-    BooleanType,
     DataType,
     DecimalType,
     DoubleType,

@@ -131,7 +131,11 @@ SchemaChange = (
 )
 
 # Options fixed at creation: changing them would make existing files unreadable or misplaced.
-_IMMUTABLE_OPTIONS = {"bucket-key", "merge-engine", "sequence.field", "primary-key", "partition"}
+_IMMUTABLE_OPTIONS = {
+    "bucket-key", "merge-engine", "sequence.field", "primary-key", "partition",
+    # Where files live: changing either would lose every file written before (Java: @Immutable).
+    "data-file.path-directory", "index-file-in-data-file-dir",
+}
 
 
 def apply_changes(schema: TableSchema, changes: list[SchemaChange] | tuple[SchemaChange, ...]) -> TableSchema:

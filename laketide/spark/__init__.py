@@ -6,6 +6,7 @@ The only package that imports pyspark (install with ``pip install 'laketide[spar
 from __future__ import annotations
 
 from laketide.spark.api import read, read_stream, register_views, sql, with_buckets, write, write_stream
+from laketide.spark.catalog_views import register_catalog_views
 from laketide.spark.compact import compact
 from laketide.spark.session import register, session
 from laketide.spark.source import LaketideDataSource
@@ -16,6 +17,7 @@ __all__ = [
     "read",
     "read_stream",
     "register",
+    "register_catalog_views",
     "register_views",
     "session",
     "sql",

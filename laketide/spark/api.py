@@ -30,7 +30,8 @@ from laketide.spark.writer import (
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 __all__ = ["SAVE_MODES", "read", "read_stream", "register_views", "sql", "with_buckets", "write", "write_stream"]
 
@@ -411,9 +412,11 @@ def write_stream(
         opts, ref = resolve_table(df.sparkSession, name, warehouse, options)
         ref.writable()
         check_options(opts, "stream write", table=ref.name)
-        internal = [k for k in opts if k.lower().startswith("laketide.") and k.lower() != "laketide.test.fail-after-commit-batch"]
+        internal = [k for k in opts
+                    if k.lower().startswith("laketide.") and k.lower() != "laketide.test.fail-after-commit-batch"]
         if internal:
-            raise InvalidOptionError(f"laketide.spark.write_stream of table {ref.name}: {internal} are internal options")
+            raise InvalidOptionError(
+                f"laketide.spark.write_stream of table {ref.name}: {internal} are internal options")
         reserved = [c for c in df.columns if c.startswith(RESERVED_PREFIX)]
         if reserved:
             raise InvalidOptionError(

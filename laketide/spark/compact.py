@@ -70,7 +70,8 @@ def _compact(spark: SparkSession, ref: Any, *, full: bool, partitions: Sequence[
     if not messages:
         return None
     try:
-        return table.commit(messages, commit_user=commit_user)
+        committed: int | None = table.commit(messages, commit_user=commit_user)
+        return committed
     except CommitConflictError:
         discard_compaction(table, messages)
         raise

@@ -117,7 +117,8 @@ class Cdc:
 
 def _grouped_cumsum(values: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     total = np.cumsum(values)
-    return total - np.repeat(total[starts] - values[starts], counts)
+    sums: np.ndarray = total - np.repeat(total[starts] - values[starts], counts)
+    return sums
 
 
 def _forward_fill(values: np.ndarray, is_set: np.ndarray) -> np.ndarray:
@@ -193,8 +194,10 @@ def _by_round(events: pa.Table, t: np.ndarray, rounds: int, seq: str) -> tuple[p
 def _write_json_lines(table: pa.Table, path: Path) -> None:
     # Decimal amounts as JSON numbers with two decimals, as CDC tools write them; Spark reads them back exactly
     # into the declared decimal(10,2).
-    floats = table.set_column(table.schema.get_field_index("amount"), "amount",
-                              pc.cast(table.column("amount"), pa.float64())) if "amount" in table.schema.names else table
+    floats = table
+    if "amount" in table.schema.names:
+        floats = table.set_column(table.schema.get_field_index("amount"), "amount",
+                                  pc.cast(table.column("amount"), pa.float64()))
     floats.to_pandas().to_json(path, orient="records", lines=True)
 
 

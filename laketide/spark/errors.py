@@ -88,7 +88,7 @@ def laketide_error_in(e: BaseException) -> LaketideError | None:
         return None
     try:
         return cls(m.group(2).strip())
-    except Exception:  # noqa: BLE001
+    except TypeError:  # an error class whose constructor takes more than a message
         return LaketideError(m.group(2).strip())
 
 
@@ -99,7 +99,7 @@ def typed_errors() -> Iterator[None]:
         yield
     except LaketideError:
         raise
-    except Exception as e:
+    except Exception as e:  # any error Spark raised may carry ours; the rest re-raise unchanged
         found = laketide_error_in(e)
         if found is None:
             raise

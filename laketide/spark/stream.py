@@ -73,7 +73,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- offsets -----------------------------------------------------------------------------------------------
     @surfaced
-    def initialOffset(self) -> dict:  # noqa: N802 - Spark's name
+    def initialOffset(self) -> dict[str, Any]:  # noqa: N802 - Spark's name
         table = self.ref.data_table()
         sm = table.snapshot_manager
         latest = sm.latest_snapshot_id() or 0
@@ -111,7 +111,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return ReadAllAvailable()
 
     @surfaced
-    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:  # noqa: N802
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:  # noqa: N802
         sm = self.ref.data_table().snapshot_manager
         latest = sm.latest_snapshot_id() or 0
         if self.target is not None:
@@ -144,7 +144,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     # -- planning ----------------------------------------------------------------------------------------------
     @surfaced
-    def partitions(self, start: dict, end: dict) -> list[ChangePartition]:
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[ChangePartition]:
         changes = self.ref.data_table().incremental_scan().plan(
             int(start["snapshot"]), int(end["snapshot"]), full_start=bool(start.get("full")))
         return [ChangePartition(c) for c in changes]
@@ -167,6 +167,6 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             batch = pa.RecordBatch.from_arrays([rk, *batch.columns], names=[ROWKIND, *batch.schema.names])
         return conform_to_spark(batch, target)
 
-    def commit(self, end: dict) -> None:
+    def commit(self, end: dict[str, Any]) -> None:
         for sid in [s for s in self._cost if s <= int(end["snapshot"])]:
             del self._cost[sid]

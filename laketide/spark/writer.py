@@ -156,7 +156,7 @@ def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideC
         if pending:
             flush()
         messages = w.prepare_commit(full_compaction=plan.full_compaction and plan.one_task_per_bucket)
-    except BaseException:
+    except BaseException:  # even an interrupt: delete this task's files, then re-raise
         w.abort()
         table.abort(messages)
         raise

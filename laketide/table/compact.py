@@ -429,7 +429,7 @@ def _rewrite_append(table: Table, tw: TableWrite, files: Sequence[DataFileMeta],
             for batch in reader.read_file(f, f.external_path or f"{bucket_dir}/{f.file_name}"):
                 writer.write(pa.Table.from_batches([batch]))
         after = writer.close()
-    except BaseException:
+    except BaseException:  # even an interrupt: delete the half-written outputs, then re-raise
         writer.abort()
         raise
     return CompactResult(tuple(ordered), tuple(after))

@@ -3,9 +3,9 @@
 Orphans are what crashed or failed writers leave behind (data files of a job killed before it committed,
 manifests of a commit that lost its publish, temp files of an interrupted atomic write) and what a rollback
 strands. Only Paimon's own directories are walked (never a foreign directory inside the table), every delete goes
-through ``Table.deleter``, and only files older than the threshold (default: one day) go, so the files of a commit still in flight
-are never touched; the listing is taken before the references are collected, so a snapshot published while the
-cleanup runs protects its files.
+through ``Table.deleter``, and only files older than the threshold (default: one day) go, so the files of a commit
+still in flight are never touched; the listing is taken before the references are collected, so a snapshot
+published while the cleanup runs protects its files.
 
 Paimon: operation.OrphanFilesClean, operation.LocalOrphanFilesClean
 """
@@ -24,6 +24,7 @@ from laketide.meta.snapshot import Snapshot
 from laketide.table.expire import list_tags
 
 if TYPE_CHECKING:
+    from laketide.scan.file_scan import FileStoreScan
     from laketide.store import FileStore
 
 __all__ = ["OrphanFilesResult", "remove_orphan_files", "DEFAULT_OLDER_THAN"]
@@ -114,7 +115,9 @@ def _walk(store: FileStore) -> list[FileStatus]:
             files_in(st.path, keep=_SNAPSHOT_FILE)
         elif name in _METADATA_DIRS:
             files_in(st.path)
-    partitions(store.table_path, 0)
+    data_root = store.path_factory.data_root
+    if data_root == store.table_path or io.exists(data_root):
+        partitions(data_root, 0)
     return out
 
 
@@ -143,7 +146,7 @@ def _used_names(store: FileStore) -> set[str]:
     return used
 
 
-def _collect(scan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:  # noqa: ANN001
+def _collect(scan: FileStoreScan, s: Snapshot, used: set[str], seen_manifests: set[str]) -> None:
 
     for lst in (s.base_manifest_list, s.delta_manifest_list, s.changelog_manifest_list):
         if not lst:

@@ -25,6 +25,8 @@ from laketide.schema.table_schema import TableSchema
 from laketide.types import to_arrow_schema
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from laketide.table.table import Table
 
 __all__ = ["TableScan", "epoch_millis"]
@@ -173,5 +175,5 @@ class TableScan:
             batches = [b for part in parts for b in part]
         return pa.Table.from_batches(batches, schema=self.output_schema)
 
-    def to_pandas(self):  # noqa: ANN201 - pandas is optional
+    def to_pandas(self) -> pd.DataFrame:  # pandas is optional: imported only when called
         return self.to_arrow().to_pandas()

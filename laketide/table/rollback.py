@@ -1,9 +1,10 @@
 """Rollback: make an earlier snapshot (or a tagged one) the table's latest again.
 
 Snapshots newer than the target are deleted newest first, after the LATEST hint moved to the target, and so are
-tags pointing past it. A rollback killed at any point leaves a readable table and finishes when run again. Their data files and manifests are left to ``remove_orphan_files`` (as in Java): a reader
-still planning against a removed snapshot keeps working until the orphan threshold passes. Stop the table's
-writers first — a commit racing the rollback could publish on top of a snapshot being removed.
+tags pointing past it. A rollback killed at any point leaves a readable table and finishes when run again. Their
+data files and manifests are left to ``remove_orphan_files`` (as in Java): a reader still planning against a
+removed snapshot keeps working until the orphan threshold passes. Stop the table's writers first — a commit racing
+the rollback could publish on top of a snapshot being removed.
 
 Paimon: table.RollbackHelper, AbstractFileStoreTable#rollbackTo
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from laketide.exceptions import NoSuchSnapshotError
+from laketide.exceptions import CorruptMetadataError, FileIOError, NoSuchSnapshotError
 from laketide.meta.snapshot import Snapshot
 from laketide.table.expire import list_tags
 
@@ -75,5 +76,5 @@ def rollback_to_snapshot(store: FileStore, snapshot: Snapshot) -> Snapshot:
 def _tagged_id(store: FileStore, path: str) -> int | None:
     try:
         return Snapshot.from_json(store.file_io.read_bytes(path), path=path).id
-    except Exception:  # noqa: BLE001 - an unreadable tag is not ours to judge
+    except (CorruptMetadataError, FileIOError):  # an unreadable tag is not ours to judge
         return None

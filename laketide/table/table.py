@@ -43,6 +43,8 @@ from laketide.write.table_write import TableWrite
 from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from laketide.table.orphan import OrphanFilesResult
 
 __all__ = ["Table"]
@@ -206,7 +208,7 @@ class Table:
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
 
-    def to_pandas(self, **kwargs: Any):  # noqa: ANN201 - pandas is optional
+    def to_pandas(self, **kwargs: Any) -> pd.DataFrame:  # pandas is optional: imported only when called
         return self.read(**kwargs).to_pandas()
 
     # -- write -------------------------------------------------------------------------------------------------
@@ -321,7 +323,7 @@ class Table:
                 w.write(rows)
                 # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as Java).
                 messages = w.prepare_commit(full_compaction=self.options.full_compaction_delta_commits is not None)
-            except BaseException as e:
+            except BaseException as e:  # even an interrupt: delete the written files, then re-raise
                 w.abort()
                 if isinstance(e, NotFoundError) and self.snapshot_manager.latest_snapshot_id() != base:
                     # A file the writer restored (to compact it) was compacted away and expired meanwhile.

@@ -245,8 +245,9 @@ class HashBucketAssigner:
         out: dict[int, PartitionIndex] = {}
         for aid in self.ids:
             def keep(h: np.ndarray, aid: int = aid) -> np.ndarray:
-                return compute_assigner(p_hash, h, num_channels=lay.num_channels,
-                                        num_assigners=lay.num_assigners) == aid
+                mine: np.ndarray = compute_assigner(p_hash, h, num_channels=lay.num_channels,
+                                                    num_assigners=lay.num_assigners) == aid
+                return mine
 
             out[aid] = PartitionIndex.load(
                 files, target_row_num=self.target_row_num, keep_hash=keep if lay.num_channels > 1 else None,

@@ -312,7 +312,9 @@ class FileStoreCommit:
                     if p.base_manifest_list != landed:
                         self._delete_quietly(p.files)
 
-    def _landed_since(self, seen: int, latest: Snapshot | None, *, identifier: int, kind: CommitKind) -> Snapshot | None:
+    def _landed_since(
+        self, seen: int, latest: Snapshot | None, *, identifier: int, kind: CommitKind
+    ) -> Snapshot | None:
         """Our snapshot among those published after ``seen`` (a previous attempt may have landed unnoticed).
 
         Reads only the snapshots since the previous attempt, so its cost follows the contention, not history.
@@ -385,7 +387,7 @@ class FileStoreCommit:
                 changelog_record_count=sum(e.file.row_count for e in changelog),
                 properties=properties,
             )
-        except BaseException:
+        except BaseException:  # even an interrupt: delete this attempt's manifests, then re-raise
             self._cleanup(writer)
             raise
         return self._publish(snapshot, writer)
@@ -398,7 +400,7 @@ class FileStoreCommit:
         """
         try:
             published = self.snapshot_manager.try_publish(snapshot)
-        except Exception as e:
+        except Exception as e:  # any failure is ambiguous: read back, then clean up only on a definite answer
             try:
                 there = self.snapshot_manager.try_snapshot(snapshot.id)
             except Exception:  # noqa: BLE001 - still no answer; the caller retries and checks again
@@ -463,7 +465,7 @@ class FileStoreCommit:
         Paimon: ConflictDetection#checkConflicts ("File deletion conflicts detected! Give up committing.").
         """
         if latest is None:
-            live: set[tuple] = set()
+            live: set[tuple[object, ...]] = set()
         else:
             live = {e.identifier for e in self._live(latest, {e.partition for e in (*removed, *added)})}
         gone = [e.file.file_name for e in removed if e.identifier not in live]

@@ -29,7 +29,6 @@ from laketide.exceptions import (
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.deletion import same_location
 from laketide.meta.manifest import DataFileMeta, FileKind, ManifestEntry
-from laketide.meta.paths import TablePaths, partition_path
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import SnapshotManager
 from laketide.scan.file_scan import FileStoreScan, max_sequence_per_bucket

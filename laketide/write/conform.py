@@ -127,7 +127,7 @@ def _struct_mismatch(src: pa.DataType, dst: pa.DataType, where: str) -> str | No
 
 
 def _is_list(t: pa.DataType) -> bool:
-    return (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
             or pa.types.is_list_view(t) or pa.types.is_large_list_view(t))
 
 

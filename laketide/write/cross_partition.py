@@ -379,7 +379,8 @@ class CrossPartitionAssigner:
                 pieces.append(deletes)
                 pid_parts.append(old_part[gone])
                 bucket_parts.append(old_bucket[gone])
-        self._update_index(uniq_keys, pos, known, target, key_bucket, ends_deleted & (engine is MergeEngine.DEDUPLICATE))
+        self._update_index(uniq_keys, pos, known, target, key_bucket,
+                           ends_deleted & (engine is MergeEngine.DEDUPLICATE))
         self._stamp(now, pos[pos >= 0])
         all_rows = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
         yield from self._groups(all_rows, np.concatenate(pid_parts), np.concatenate(bucket_parts))

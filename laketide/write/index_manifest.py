@@ -116,8 +116,8 @@ def check_hash_index_conflicts(
             raise WriteConflictError(
                 f"Commit to table {table_name} conflicts with a concurrent dynamic-bucket writer: bucket {key[1]} "
                 f"of a partition now has hash index {now!r}, but this commit was built on {base!r}. Only one job "
-                f"may write a dynamic-bucket table at a time (it could put one key in two buckets); write the rows again from "
-                f"the latest snapshot (Table.write does that by itself)"
+                f"may write a dynamic-bucket table at a time (it could put one key in two buckets); write the rows "
+                f"again from the latest snapshot (Table.write does that by itself)"
             )
 
 
@@ -165,8 +165,9 @@ def next_index_manifest(
 ) -> str | None:
     """The index manifest name the new snapshot references (the previous one when nothing changes).
 
-    ``scan`` reads the latest snapshot's index entries (only when something changes). An OVERWRITE drops the index files of the partitions whose
-    data files it deletes (their keys are gone); the commit's own new files then apply on top.
+    ``scan`` reads the latest snapshot's index entries (only when something changes). An OVERWRITE drops the index
+    files of the partitions whose data files it deletes (their keys are gone); the commit's own new files then apply
+    on top.
     """
     previous = latest.index_manifest if latest is not None else None
     changed = bool(changes)

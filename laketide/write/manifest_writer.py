@@ -8,7 +8,7 @@ manifest.full-compaction-threshold-size)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from laketide.fs import FileIO
@@ -113,7 +113,9 @@ class ManifestWriter:
         return name, len(data)
 
     # -- merging -----------------------------------------------------------------------------------------------
-    def merge(self, metas: list[ManifestFileMeta], read_manifest) -> list[ManifestFileMeta]:  # noqa: ANN001
+    def merge(
+        self, metas: list[ManifestFileMeta], read_manifest: Callable[[str], list[ManifestEntry]]
+    ) -> list[ManifestFileMeta]:
         """Merge small manifests (minor) or rewrite all of them (full) when small ones pile up."""
         small_total = sum(m.file_size for m in metas if m.file_size < self.target_size)
         if small_total >= self.full_compaction_threshold:
@@ -134,7 +136,9 @@ class ManifestWriter:
             result.extend(candidates)
         return result
 
-    def _merge_group(self, group: list[ManifestFileMeta], read_manifest) -> list[ManifestFileMeta]:  # noqa: ANN001
+    def _merge_group(
+        self, group: list[ManifestFileMeta], read_manifest: Callable[[str], list[ManifestEntry]]
+    ) -> list[ManifestFileMeta]:
         if len(group) == 1:
             return group
         # DELETE entries whose ADD lives in an older manifest outside this group must survive the merge.

@@ -56,7 +56,8 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
         check_engine_options(schema)
     except InvalidOptionError as e:
         raise InvalidOptionError(f"Table {table_name}: {e}") from e
-    if not any(entry.key in ("file.format", "manifest.format") for _, entry in unsupported_write_options(schema.options)):
+    unsupported = unsupported_write_options(schema.options)
+    if not any(entry.key in ("file.format", "manifest.format") for _, entry in unsupported):
         _check_formats(schema, options, table_name)
     warn_unknown_options(schema.options, table_name=table_name, keys=changed)  # only once the schema is accepted
 

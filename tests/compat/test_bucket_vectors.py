@@ -153,6 +153,7 @@ def test_bucket_of_values_matches_vectorized() -> None:
     types: list[DataType] = [STRING, DecimalType(30, 2), TimestampType(9)]
     values = ["a rather long bucket key", Decimal("-12.34"), None]
     batch = pa.record_batch(
-        {"s": pa.array([values[0]]), "d": pa.array([values[1]], pa.decimal128(30, 2)), "t": pa.array([None], pa.timestamp("ns"))}
+        {"s": pa.array([values[0]]), "d": pa.array([values[1]], pa.decimal128(30, 2)),
+         "t": pa.array([None], pa.timestamp("ns"))}
     )
     assert bucket_ids(batch, ["s", "d", "t"], types, 7).tolist() == [bucket_of_values(values, types, num_buckets=7)]

@@ -33,7 +33,8 @@ ROWS = pa.table({
 }, schema=SCHEMA)
 CHANGES = {"i": "BIGINT", "s": "INT", "d": "INT", "dec": "DECIMAL(12, 2)", "ts": "TIMESTAMP(3)"}
 EXPECTED = [
-    {"id": 1, "i": 2**31 - 1, "s": 12, "d": 3, "dec": Decimal("1.23"), "ts": dt.datetime(2024, 11, 26, 6, 38, 56, 1000)},
+    {"id": 1, "i": 2**31 - 1, "s": 12, "d": 3, "dec": Decimal("1.23"),
+     "ts": dt.datetime(2024, 11, 26, 6, 38, 56, 1000)},
     {"id": 2, "i": -5, "s": -7, "d": -3, "dec": Decimal("-99999.99"), "ts": dt.datetime(2001, 1, 1)},
     {"id": 3, "i": None, "s": None, "d": None, "dec": None, "ts": None},
 ]

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from laketide.meta.paths import TablePaths, bucket_dir_name
+from laketide.meta.paths import FileStorePathFactory, bucket_dir_name
+from laketide.types import VarCharType
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
 
@@ -47,5 +48,5 @@ def test_batch_reads_see_real_buckets_only(catalog, warehouse) -> None:  # noqa:
 
 def test_postpone_bucket_directory_name(tmp_path) -> None:  # noqa: ANN001
     assert bucket_dir_name(-2) == "bucket-postpone" and bucket_dir_name(3) == "bucket-3"
-    paths = TablePaths(str(tmp_path))
-    assert paths.bucket_dir("dt=x", -2).endswith("/dt=x/bucket-postpone")
+    paths = FileStorePathFactory(str(tmp_path), partition_keys=["dt"], partition_types=[VarCharType(nullable=True)])
+    assert paths.bucket_dir_of(["x"], -2).endswith("/dt=x/bucket-postpone")

@@ -205,7 +205,8 @@ def test_failed_task_leaves_no_files_and_no_snapshot(spark, cat, wh: str) -> Non
             if 9_999 in batch.column("k").to_pylist():
                 raise ValueError("boom")
 
-    df = spark.range(0, 10_000, numPartitions=1).selectExpr("id AS k", "id AS v").mapInArrow(fail_late, "k long, v long")
+    df = (spark.range(0, 10_000, numPartitions=1).selectExpr("id AS k", "id AS v")
+          .mapInArrow(fail_late, "k long, v long"))
     with pytest.raises(Exception, match="boom"):
         ls.write(df, "db.fail", warehouse=wh)
     assert t.latest_snapshot() is None

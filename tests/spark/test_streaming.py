@@ -8,7 +8,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import laketide
 import laketide.spark as ls
 from laketide.expr import col
 from laketide.spark.writer import TEST_FAIL_AFTER_COMMIT

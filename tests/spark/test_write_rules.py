@@ -166,8 +166,10 @@ def test_wrong_mode_combinations_are_refused(spark, parted, wh: str) -> None:  #
         with pytest.raises(InvalidOptionError):
             ls.write(df, "db.p", warehouse=wh, **kwargs)  # type: ignore[arg-type]
     raw = df.write.format("laketide").option("warehouse", wh)
-    for key, value, mode in [("partitionOverwriteMode", "dynamic", "append"), ("overwrite-partition", "dt=a", "append"),
-                             ("overwrite-partition", "dt", "overwrite"), ("overwrite-partition", "nope=1", "overwrite")]:
+    for key, value, mode in [("partitionOverwriteMode", "dynamic", "append"),
+                             ("overwrite-partition", "dt=a", "append"),
+                             ("overwrite-partition", "dt", "overwrite"),
+                             ("overwrite-partition", "nope=1", "overwrite")]:
         with pytest.raises(Exception, match="InvalidOptionError"):
             raw.option(key, value).mode(mode).save("db.p")
         raw = df.write.format("laketide").option("warehouse", wh)

@@ -22,7 +22,7 @@ from laketide.options import CoreOptions
 from laketide.schema.create import new_table_schema
 from laketide.types import from_arrow_type
 
-I, U_, U, D = 0, 1, 2, 3  # +I, -U, +U, -D
+I, U_, U, D = 0, 1, 2, 3  # noqa: E741 - Paimon's row kinds +I, -U, +U, -D, named as Paimon prints them
 
 
 def agg_of(name: str, arrow_type: pa.DataType, **options: str) -> FieldAggregator:

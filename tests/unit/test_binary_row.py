@@ -71,8 +71,10 @@ def _manifest_entries(compat_dir: Path) -> list[dict[str, Any]]:
 
 
 def test_known_java_bytes() -> None:
-    assert serialize_binary_row([10], [IntType(nullable=False)]) == bytes.fromhex("00000001" + "00" * 8 + "0a" + "00" * 7)
-    assert serialize_binary_row(["Alice", 1], KEY_TYPES).hex() == "00000002" + "00" * 8 + "416c696365000085" + "0100000000000000"
+    assert serialize_binary_row([10], [IntType(nullable=False)]) == bytes.fromhex(
+        "00000001" + "00" * 8 + "0a" + "00" * 7)
+    assert serialize_binary_row(["Alice", 1], KEY_TYPES).hex() == (
+        "00000002" + "00" * 8 + "416c696365000085" + "0100000000000000")
 
 
 def test_pk_09_manifest_rows_round_trip_byte_for_byte(compat_dir: Path) -> None:
@@ -98,7 +100,8 @@ def test_pk_09_manifest_rows_round_trip_byte_for_byte(compat_dir: Path) -> None:
 def test_pk_09_known_values(compat_dir: Path) -> None:
     rows = {tuple(deserialize_binary_row(e["_FILE"]["_MIN_KEY"], KEY_TYPES)) for e in _manifest_entries(compat_dir)}
     assert ("Alice", 1) in rows and ("Lucy", 1) in rows
-    stats = [deserialize_binary_row(e["_FILE"]["_VALUE_STATS"]["_MIN_VALUES"], VALUE_TYPES) for e in _manifest_entries(compat_dir)]
+    stats = [deserialize_binary_row(e["_FILE"]["_VALUE_STATS"]["_MIN_VALUES"], VALUE_TYPES)
+             for e in _manifest_entries(compat_dir)]
     assert ["Alice", 10, 1, 11.0] in stats
 
 
@@ -179,7 +182,8 @@ def test_timestamp_layouts() -> None:
     compact = serialize_row([dt.datetime(1970, 1, 1, 0, 0, 1, 2000)], [TimestampType(3)])
     assert struct.unpack_from("<q", compact, 8) == (1002,)
     naive_ltz = serialize_row([dt.datetime(2024, 5, 6, 7, 8, 9)], [LocalZonedTimestampType(3)])
-    aware_ltz = serialize_row([dt.datetime(2024, 5, 6, 9, 8, 9, tzinfo=dt.timezone(dt.timedelta(hours=2)))], [LocalZonedTimestampType(3)])
+    plus_two = dt.timezone(dt.timedelta(hours=2))
+    aware_ltz = serialize_row([dt.datetime(2024, 5, 6, 9, 8, 9, tzinfo=plus_two)], [LocalZonedTimestampType(3)])
     assert naive_ltz == aware_ltz
     assert deserialize_row(naive_ltz, [LocalZonedTimestampType(3)]) == [dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=UTC)]
 
@@ -187,7 +191,8 @@ def test_timestamp_layouts() -> None:
 def test_compact_decimal_and_rounding() -> None:
     row = serialize_row([Decimal("-1.25")], [DecimalType(5, 2)])
     assert struct.unpack_from("<q", row, 8) == (-125,)
-    assert deserialize_row(serialize_row([Decimal("1.005")], [DecimalType(5, 2)]), [DecimalType(5, 2)]) == [Decimal("1.01")]
+    dec = [DecimalType(5, 2)]
+    assert deserialize_row(serialize_row([Decimal("1.005")], dec), dec) == [Decimal("1.01")]
     assert str(deserialize_row(row, [DecimalType(5, 2)])[0]) == "-1.25"
 
 
@@ -292,7 +297,8 @@ def _values(t: DataType) -> st.SearchStrategy[Any]:
     elif isinstance(t, TimestampType):
         s = _datetimes(t.precision)
     elif isinstance(t, LocalZonedTimestampType):
-        s = _datetimes(t.precision).map(lambda d: d.tz_localize("UTC") if isinstance(d, pd.Timestamp) else d.replace(tzinfo=UTC))
+        s = _datetimes(t.precision).map(
+            lambda d: d.tz_localize("UTC") if isinstance(d, pd.Timestamp) else d.replace(tzinfo=UTC))
     else:
         raise AssertionError(t)
     return st.one_of(st.none(), s)
@@ -361,7 +367,8 @@ def test_vectorized_long_strings_of_mixed_lengths() -> None:
     expected = [hash_bytes_by_words(serialize_row([v, i], [STRING, IntType()])) for i, v in enumerate(values)]
     assert hash_rows(batch, ["s", "i"], [STRING, IntType()]).tolist() == expected
     view = pa.record_batch({"s": pa.array(values, pa.string_view())})
-    assert hash_rows(view, ["s"], [STRING]).tolist() == [hash_bytes_by_words(serialize_row([v], [STRING])) for v in values]
+    assert hash_rows(view, ["s"], [STRING]).tolist() == [
+        hash_bytes_by_words(serialize_row([v], [STRING])) for v in values]
 
 
 def _murmur_words_reference(data: bytes, seed: int = 42) -> int:
@@ -425,7 +432,8 @@ def test_vectorized_accepts_other_arrow_units() -> None:
     )
     types: list[DataType] = [TimestampType(9), TimeType(0), DateType()]
     expected = [
-        hash_bytes_by_words(serialize_row([dt.datetime(2001, 2, 3, 4, 5, 6, 789123), dt.time(1, 2, 3), dt.date(2020, 2, 29)], types)),
+        hash_bytes_by_words(
+            serialize_row([dt.datetime(2001, 2, 3, 4, 5, 6, 789123), dt.time(1, 2, 3), dt.date(2020, 2, 29)], types)),
         hash_bytes_by_words(serialize_row([None, None, None], types)),
     ]
     assert hash_rows(batch, ["ts", "t", "d"], types).tolist() == expected
@@ -449,4 +457,5 @@ def test_row_buffers_layout() -> None:
 def test_dictionary_encoded_keys() -> None:
     values = ["a", "a much longer value", None, "a"]
     batch = pa.record_batch({"s": pa.array(values).dictionary_encode()})
-    assert hash_rows(batch, ["s"], [STRING]).tolist() == [hash_bytes_by_words(serialize_row([v], [STRING])) for v in values]
+    assert hash_rows(batch, ["s"], [STRING]).tolist() == [
+        hash_bytes_by_words(serialize_row([v], [STRING])) for v in values]

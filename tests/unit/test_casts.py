@@ -107,7 +107,9 @@ def test_alter_rules_match_java(source: str) -> None:
     (TimestampType(3), LocalZonedTimestampType(6), True), (TimestampType(6), TimestampType(3), True),
     (TimestampType(3), DateType(), True), (DateType(), TimestampType(3), False), (TimestampType(3), TimeType(), True),
 ])
-def test_implicit_casts_only_when_explicit_ones_are_disabled(source: DataType, target: DataType, implicit: bool) -> None:
+def test_implicit_casts_only_when_explicit_ones_are_disabled(
+    source: DataType, target: DataType, implicit: bool
+) -> None:
     assert can_cast(source, target)
     assert can_cast(source, target, allow_explicit=False) is implicit
 
@@ -413,7 +415,8 @@ def test_array_and_map_values_cast() -> None:
     arr = pa.array([[1, None], None, []], pa.list_(pa.int32()))
     assert cast_array(arr, ArrayType(IntType()), ArrayType(STRING)).to_pylist() == [["1", None], None, []]
     m = pa.array([[("k", "1.5")], None], pa.map_(pa.string(), pa.string()))
-    out = cast_array(m, MapType(STRING.copy(nullable=False), STRING), MapType(STRING.copy(nullable=False), DoubleType()))
+    key = STRING.copy(nullable=False)
+    out = cast_array(m, MapType(key, STRING), MapType(key, DoubleType()))
     assert out.to_pylist() == [[("k", 1.5)], None]
     with pytest.raises(CastError, match="key types differ"):
         cast_array(m, MapType(STRING.copy(nullable=False), STRING), MapType(IntType(nullable=False), STRING))

@@ -449,7 +449,8 @@ def test_arrow_filter_coerces_literals_to_column_types() -> None:
         {
             "amount": pa.array([Decimal("1.50"), Decimal("2.25"), None], pa.decimal128(10, 2)),
             "tsz": pa.array(
-                [dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2026, 1, 3, tzinfo=dt.timezone.utc), None],
+                [dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2026, 1, 3, tzinfo=dt.timezone.utc),
+                 None],
                 pa.timestamp("us", tz="UTC"),
             ),
             "dt": pa.array([dt.date(2026, 1, 1), dt.date(2026, 1, 2), None], pa.date32()),

@@ -26,9 +26,10 @@ from laketide.index.file_index.java import read_utf, write_utf
 from laketide.types import IntType, VarCharType
 
 FIELDS = {"a": IntType(), "b": VarCharType(10)}
+_INT = IntType()  # one instance as the default, not a call per definition
 
 
-def _bitmap(values: list[object], dtype=IntType(), version: int = 2) -> bytes:  # noqa: ANN001
+def _bitmap(values: list[object], dtype=_INT, version: int = 2) -> bytes:  # noqa: ANN001
     w = BitmapIndexWriter(dtype, version=version)
     w.write(pa.array(values))
     return w.serialize()
@@ -42,7 +43,8 @@ def _bsi(values: list[int | None]) -> bytes:
 
 def _container() -> bytes:
     return write_container(
-        {"a": {BITMAP: _bitmap([1, 2, 2, None]), BSI: _bsi([1, 2, 2, None])}, "b": {BITMAP: _bitmap(["x", "y", "x", "z"], VarCharType(10))}}
+        {"a": {BITMAP: _bitmap([1, 2, 2, None]), BSI: _bsi([1, 2, 2, None])},
+         "b": {BITMAP: _bitmap(["x", "y", "x", "z"], VarCharType(10))}}
     )
 
 

@@ -270,7 +270,8 @@ def _exact_spec(bitmap_version: str) -> FileIndexSpec:
 
 
 @settings(max_examples=200)
-@given(file=files(), version=st.sampled_from(["1", "2"]), predicates=st.lists(trees(exact_leaves()), min_size=1, max_size=6))
+@given(file=files(), version=st.sampled_from(["1", "2"]),
+       predicates=st.lists(trees(exact_leaves()), min_size=1, max_size=6))
 def test_bitmap_and_bsi_trees_are_exact(
     file: tuple[pa.Table, FileIndexSpec], version: str, predicates: list[Predicate]
 ) -> None:

@@ -63,7 +63,8 @@ def test_parse() -> None:
         ({"file-index.bsi.columns": "score"}, InvalidOptionError, "DOUBLE"),
         ({"file-index.bsi.columns": "tags"}, InvalidOptionError, "tags"),
         ({"file-index.bitmap.columns": "id,,name"}, InvalidOptionError, "empty column"),
-        ({"file-index.bitmap.columns": "id", "file-index.bitmap.name.version": "1"}, InvalidOptionError, "not declared"),
+        ({"file-index.bitmap.columns": "id", "file-index.bitmap.name.version": "1"}, InvalidOptionError,
+         "not declared"),
         ({"file-index.bitmap.columns": "id", "file-index.bitmap.id.colour": "red"}, InvalidOptionError, "colour"),
         ({"file-index.bitmap.columns": "id", "file-index.bitmap.id.version": "7"}, InvalidOptionError, "version"),
         ({"file-index.bloom-filter.columns": "id", "file-index.bloom-filter.id.fpp": "2"}, InvalidOptionError, "fpp"),
@@ -106,7 +107,8 @@ def test_builder_collects_batches_and_skips_nothing_it_indexes() -> None:
 
 def test_builder_on_an_empty_file() -> None:
     spec = parse_file_index_options(
-        {"file-index.bitmap.columns": "name", "file-index.bsi.columns": "id", "file-index.bloom-filter.columns": "name"},
+        {"file-index.bitmap.columns": "name", "file-index.bsi.columns": "id",
+         "file-index.bloom-filter.columns": "name"},
         fields=FIELDS,
     )
     fields = {"id": IntType(), "name": VarCharType(20)}
@@ -119,7 +121,8 @@ def test_builder_on_an_empty_file() -> None:
 
 def test_finishing_twice_gives_the_same_container() -> None:
     spec = parse_file_index_options(
-        {"file-index.bitmap.columns": "name", "file-index.bsi.columns": "id", "file-index.bloom-filter.columns": "name"},
+        {"file-index.bitmap.columns": "name", "file-index.bsi.columns": "id",
+         "file-index.bloom-filter.columns": "name"},
         fields=FIELDS,
     )
     fields = {"id": IntType(), "name": VarCharType(20)}

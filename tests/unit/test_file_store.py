@@ -3,14 +3,16 @@ the same way on create and alter, unknown keys kept and warned about, changes be
 
 from __future__ import annotations
 
+import datetime
 import logging
+import os
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 import laketide
-from laketide.exceptions import InvalidOptionError, LaketideError, UnsupportedOptionError
+from laketide.exceptions import InvalidOptionError, LaketideError, SchemaChangeError, UnsupportedOptionError
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.paths import POSTPONE_BUCKET, FileStorePathFactory
 from laketide.schema.changes import SetOption
@@ -186,3 +188,35 @@ def test_dynamic_bucket_router_assigners_and_buckets(cat) -> None:  # noqa: ANN0
     assert max(buckets) >= 2  # 30 keys per partition, 10 per bucket
     with pytest.raises(LaketideError, match="db.dyn"):
         router.buckets(*keys)
+
+
+# -- data-file.path-directory --------------------------------------------------------------------------------------
+def test_data_file_path_directory_holds_the_bucket_directories(cat, tmp_path: Path) -> None:  # noqa: ANN001
+    t = cat.create_table("db.t", SCHEMA, partition_keys=["dt"], primary_key=["id", "dt"],
+                         options={"bucket": "2", "data-file.path-directory": "data"})
+    for i in range(3):
+        t.write(pa.table({"id": [1, 2, i + 10], "v": [f"r{i}"] * 3, "dt": ["x", "y", "x"]}))
+    files = sorted(p.relative_to(t.path).parts[:2] for p in Path(t.path).rglob("data-*.parquet"))
+    assert files and all(parts[0] == "data" and parts[1].startswith("dt=") for parts in files)
+    assert not any(Path(t.path).glob("dt=*"))  # nothing at the table root
+    assert t.read().num_rows == 5
+    t.compact(full=True)
+    assert sorted(cat.table("db.t").read()["id"].to_pylist()) == [1, 2, 10, 11, 12]
+    # Orphan clean-up walks the data directory and finds nothing to delete in a healthy table ...
+    assert not t.remove_orphan_files(older_than=datetime.timedelta(0), dry_run=True).paths
+    # ... and a stray file in a bucket directory under it is found.
+    stray = next(Path(t.path, "data").rglob("bucket-*")) / "data-stray.parquet"
+    stray.write_bytes(b"x")
+    hour_ago = datetime.datetime.now().timestamp() - 3600
+    os.utime(stray, (hour_ago, hour_ago))
+    found = t.remove_orphan_files(older_than=datetime.timedelta(0), dry_run=True).paths
+    assert [Path(p).name for p in found] == ["data-stray.parquet"]
+    with pytest.raises(SchemaChangeError, match="data-file.path-directory"):
+        t.alter(SetOption("data-file.path-directory", "other"))
+
+
+@pytest.mark.parametrize("bad", ["../out", "/abs", "a/../b", "", "s3://x/y", "./d"])
+def test_data_file_path_directory_must_stay_inside_the_table(cat, bad: str) -> None:  # noqa: ANN001
+    with pytest.raises(InvalidOptionError, match="data-file.path-directory"):
+        cat.create_table("db.t", SCHEMA, options={"data-file.path-directory": bad})
+    assert cat.list_tables("db") == []

@@ -134,7 +134,8 @@ def test_variant_type_strings_and_json_round_trip() -> None:
     assert to_arrow_type(VariantType()) == VARIANT_ARROW_TYPE
 
 
-@pytest.mark.parametrize("type_json", ['"BLOB"', '"GEOMETRY(4326)"', '{"type": "VECTOR", "element": "FLOAT", "length": 3}'])
+@pytest.mark.parametrize(
+    "type_json", ['"BLOB"', '"GEOMETRY(4326)"', '{"type": "VECTOR", "element": "FLOAT", "length": 3}'])
 def test_types_laketide_does_not_model_are_named(type_json: str) -> None:
     text = (
         '{"version": 3, "id": 0, "highestFieldId": 0, "partitionKeys": [], "primaryKeys": [], "options": {}, '

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -92,8 +91,9 @@ def test_pyarrow_alone_reads_java_files_one_second_late() -> None:
 
 
 def test_real_java_file() -> None:
-    path = paimon_cpp_tables() / "orc" / "append_with_multiple_ts_precision_and_timezone.db" / \
-        "append_with_multiple_ts_precision_and_timezone" / "bucket-0" / "data-3f58c403-1672-49a3-93c0-d90cfff9bd8a-0.orc"
+    table = "append_with_multiple_ts_precision_and_timezone"
+    path = (paimon_cpp_tables() / "orc" / f"{table}.db" / table / "bucket-0"
+            / "data-3f58c403-1672-49a3-93c0-d90cfff9bd8a-0.orc")
     with open(path, "rb") as f:
         assert read_tail(f).writer_timezones == ("Asia/Shanghai",)
     table = pa.Table.from_batches(list(file_format("orc").read(str(path))))

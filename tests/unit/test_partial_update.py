@@ -106,7 +106,8 @@ def test_fast_path_matches_row_by_row_port() -> None:
         "k": rng.integers(0, 200, n).astype(np.int32), "x": rng.choice(["p", "q", None], n),
         "s1": rng.integers(0, 5, n).astype(np.int32), "s2": rng.integers(0, 5, n),
         "a": rng.integers(0, 9, n).astype(np.int32), "b": rng.choice(["u", "v", None], n),
-        "t": rng.integers(0, 5, n).astype(np.int32), "c": rng.integers(-5, 5, n), "d": rng.integers(0, 9, n).astype(np.int32),
+        "t": rng.integers(0, 5, n).astype(np.int32), "c": rng.integers(-5, 5, n),
+        "d": rng.integers(0, 9, n).astype(np.int32),
     }
     table = _table(pa.table(cols, schema=SCHEMA).to_pylist())
     fn = _merge()

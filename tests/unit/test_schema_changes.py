@@ -83,7 +83,8 @@ def test_options_and_comments(base) -> None:  # noqa: ANN001
     DropColumn("id"), DropColumn("dt"), RenameColumn("dt", "day"), DropColumn("missing"),
     RenameColumn("a", "b"), AddColumn(name="a", type=IntType()), AddColumn(name="nn", type=IntType(nullable=False)),
     # Java allows INT -> SMALLINT and STRING -> INT (explicit casts); it refuses these:
-    UpdateColumnType("a", DateType()), UpdateColumnType("b", ArrayType(IntType())), UpdateColumnType("id", DoubleType()),
+    UpdateColumnType("a", DateType()), UpdateColumnType("b", ArrayType(IntType())),
+    UpdateColumnType("id", DoubleType()),
     SetOption("bucket", "4"), SetOption("merge-engine", "first-row"), RemoveOption("bucket"),
     AddColumn(name="x", type=IntType(), move=Move.after("nope")),
 ])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pyarrow as pa
 import pytest

@@ -80,7 +80,8 @@ PRINTED = [
     ("ARRAY<STRING> NOT NULL", ArrayType(STRING, nullable=False)),
     ("MULTISET<VARCHAR(3)>", MultisetType(VarCharType(3))),
     ("MAP<STRING, BIGINT>", MapType(STRING, BigIntType())),
-    ("MAP<INT NOT NULL, ARRAY<DOUBLE>> NOT NULL", MapType(IntType(nullable=False), ArrayType(DoubleType()), nullable=False)),
+    ("MAP<INT NOT NULL, ARRAY<DOUBLE>> NOT NULL",
+     MapType(IntType(nullable=False), ArrayType(DoubleType()), nullable=False)),
     ("ROW<`a` INT, `b` STRING>", RowType((DataField(0, "a", IntType()), DataField(1, "b", STRING)))),
     (
         "ROW<`a b` INT NOT NULL COMMENT 'it''s', `c``d` ROW<`x` DATE>> NOT NULL",
@@ -128,7 +129,8 @@ def test_print_and_parse_round_trip(text: str, dt: DataType) -> None:
         ("INT ARRAY", ArrayType(IntType())),
         ("INT NOT NULL MULTISET NOT NULL", MultisetType(IntType(nullable=False), nullable=False)),
         ("array < map < string , int > >", ArrayType(MapType(STRING, IntType()))),
-        ("ROW<date DATE, `x` INT 'doc'>", RowType((DataField(0, "date", DateType()), DataField(1, "x", IntType(), "doc")))),
+        ("ROW<date DATE, `x` INT 'doc'>",
+         RowType((DataField(0, "date", DateType()), DataField(1, "x", IntType(), "doc")))),
         ("ROW()", RowType(())),
     ],
 )
@@ -171,17 +173,23 @@ def test_json_shape_matches_java() -> None:
         "type": "ROW NOT NULL",
         "fields": [
             {"id": 5, "name": "k", "type": "INT NOT NULL"},
-            {"id": 6, "name": "v", "type": {"type": "MAP", "key": "STRING", "value": {"type": "ARRAY", "element": "BYTES"}}, "description": "doc"},
+            {"id": 6, "name": "v",
+             "type": {"type": "MAP", "key": "STRING", "value": {"type": "ARRAY", "element": "BYTES"}},
+             "description": "doc"},
         ],
     }
     assert type_to_json(MultisetType(IntType(), nullable=False)) == {"type": "MULTISET NOT NULL", "element": "INT"}
-    assert field_to_json(DataField(1, "x", STRING, default_value="'a'")) == {"id": 1, "name": "x", "type": "STRING", "defaultValue": "'a'"}
+    assert field_to_json(DataField(1, "x", STRING, default_value="'a'")) == {
+        "id": 1, "name": "x", "type": "STRING", "defaultValue": "'a'"}
 
 
 def test_json_without_ids_gets_java_counter_ids() -> None:
     obj = {
         "type": "ARRAY",
-        "element": {"type": "ROW", "fields": [{"name": "a", "type": "BIGINT"}, {"name": "b", "type": {"type": "ROW", "fields": [{"name": "c", "type": "INT"}]}}]},
+        "element": {"type": "ROW", "fields": [
+            {"name": "a", "type": "BIGINT"},
+            {"name": "b", "type": {"type": "ROW", "fields": [{"name": "c", "type": "INT"}]}},
+        ]},
     }
     dt = type_from_json(obj)
     assert isinstance(dt, ArrayType) and isinstance(dt.element, RowType)
@@ -318,7 +326,8 @@ def test_nested_arrow_round_trip_and_field_ids() -> None:
             DataField(0, "id", BigIntType(nullable=False)),
             DataField(1, "tags", ArrayType(STRING)),
             DataField(2, "attrs", MapType(STRING.copy(nullable=False), DoubleType())),
-            DataField(3, "point", RowType((DataField(4, "x", DoubleType()), DataField(5, "y", DoubleType(nullable=False))))),
+            DataField(3, "point",
+                      RowType((DataField(4, "x", DoubleType()), DataField(5, "y", DoubleType(nullable=False))))),
         )
     )
     schema = to_arrow_schema(row)
@@ -328,14 +337,16 @@ def test_nested_arrow_round_trip_and_field_ids() -> None:
     assert point.field("x").metadata[b"PARQUET:field_id"] == b"4"
     assert point.field("y").nullable is False
     # Java's Parquet ids for nested list/map children: SpecialFields.getArrayElementFieldId & co.
-    assert schema.field("tags").type.value_field.metadata[b"PARQUET:field_id"] == str(2147483647 // 4 + 1 * 1024 + 1).encode()
-    assert schema.field("attrs").type.key_field.metadata[b"PARQUET:field_id"] == str(2147483647 // 4 - 2 * 1024 - 1).encode()
+    field_id = b"PARQUET:field_id"
+    assert schema.field("tags").type.value_field.metadata[field_id] == str(2147483647 // 4 + 1 * 1024 + 1).encode()
+    assert schema.field("attrs").type.key_field.metadata[field_id] == str(2147483647 // 4 - 2 * 1024 - 1).encode()
     assert row_type_from_arrow_schema(schema) == row
     assert to_arrow_field(row.fields[0]).type == pa.int64()
 
 
 def test_row_type_from_arrow_schema_assigns_ids_like_java() -> None:
-    schema = pa.schema([("a", pa.int32()), ("b", pa.struct([("x", pa.int32()), ("y", pa.string())])), ("c", pa.int32())])
+    schema = pa.schema([("a", pa.int32()), ("b", pa.struct([("x", pa.int32()), ("y", pa.string())])),
+                        ("c", pa.int32())])
     row = row_type_from_arrow_schema(schema, first_id=10)
     assert [f.id for f in row.fields] == [10, 11, 14]
     b = row.field("b").type
@@ -345,8 +356,9 @@ def test_row_type_from_arrow_schema_assigns_ids_like_java() -> None:
 
 
 _atomic = st.sampled_from(
-    [BooleanType(), IntType(), BigIntType(), DoubleType(), STRING, BYTES, DateType(), DecimalType(20, 4), TimestampType(3),
-     LocalZonedTimestampType(9), VarCharType(5), CharType(2), TimeType(3), TinyIntType(), SmallIntType(), FloatType()]
+    [BooleanType(), IntType(), BigIntType(), DoubleType(), STRING, BYTES, DateType(), DecimalType(20, 4),
+     TimestampType(3), LocalZonedTimestampType(9), VarCharType(5), CharType(2), TimeType(3), TinyIntType(),
+     SmallIntType(), FloatType()]
 )
 
 
@@ -361,7 +373,8 @@ def _types() -> st.SearchStrategy[DataType]:
             lambda nc: RowType(tuple(DataField(i, n, t) for i, (n, t) in enumerate(zip(nc[0], nc[1], strict=False))))
         )
         return st.one_of(
-            children.map(ArrayType), children.map(MultisetType), st.tuples(children, children).map(lambda kv: MapType(*kv)), rows
+            children.map(ArrayType), children.map(MultisetType),
+            st.tuples(children, children).map(lambda kv: MapType(*kv)), rows,
         ).flatmap(_with_nullability)
 
     return st.recursive(_atomic.flatmap(_with_nullability), extend, max_leaves=6)

@@ -441,7 +441,8 @@ class BitmapIndexReader:
                 stored = sorted(o for o in self._v1_entries.values() if o >= 0)
                 if self._null is not None and self._null[0] >= 0:
                     stored = sorted([*stored, self._null[0]])
-                self._v1_next: dict[int, int | None] = dict(zip(stored, [*stored[1:], None][: len(stored)], strict=True))
+                self._v1_next: dict[int, int | None] = dict(
+                    zip(stored, [*stored[1:], None][: len(stored)], strict=True))
             else:
                 if has_null:
                     self._null = struct.unpack_from(">ii", buf, pos)

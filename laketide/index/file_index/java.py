@@ -49,7 +49,8 @@ def wang_hash64(keys: np.ndarray) -> np.ndarray:
     k = (k + (k << _U64(2))) + (k << _U64(4))
     k = k ^ sar(k, 28)
     k = k + (k << _U64(31))
-    return k.view(np.int64)
+    signed: np.ndarray = k.view(np.int64)
+    return signed
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -201,7 +202,8 @@ def _fmix32(h: np.ndarray) -> np.ndarray:
     h = h * _U32(0x85EBCA6B)
     h = h ^ (h >> _U32(13))
     h = h * _U32(0xC2B2AE35)
-    return h ^ (h >> _U32(16))
+    mixed: np.ndarray = h ^ (h >> _U32(16))
+    return mixed
 
 
 def _murmur_group(src: _Bytes, starts: np.ndarray, length: int) -> np.ndarray:

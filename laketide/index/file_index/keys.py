@@ -145,7 +145,8 @@ def _rescale(raw: np.ndarray, from_nanos: int, to_nanos: int) -> np.ndarray:
         return raw
     if from_nanos > to_nanos:
         return raw * (from_nanos // to_nanos)
-    return np.floor_divide(raw, to_nanos // from_nanos)
+    coarser: np.ndarray = np.floor_divide(raw, to_nanos // from_nanos)
+    return coarser
 
 
 def long_keys(arr: pa.Array, dt: DataType) -> np.ndarray:
@@ -158,7 +159,8 @@ def long_keys(arr: pa.Array, dt: DataType) -> np.ndarray:
             return _rescale(raw, _UNIT_NANOS[arr.type.unit], 1_000_000 if dt.precision <= 3 else 1_000)
         case DateType():
             if pa.types.is_date64(arr.type):
-                return np.floor_divide(_ints(arr.cast(pa.int64())), 86_400_000)
+                days: np.ndarray = np.floor_divide(_ints(arr.cast(pa.int64())), 86_400_000)
+                return days
             return _ints(arr.cast(pa.int32()) if pa.types.is_date32(arr.type) else arr)
         case TimeType():
             if pa.types.is_time(arr.type):

@@ -41,7 +41,9 @@ class AppendCompactSettings:
         )
 
 
-def pack_unaware(files: Sequence[DataFileMeta], settings: AppendCompactSettings, *, full: bool) -> list[list[DataFileMeta]]:
+def pack_unaware(
+    files: Sequence[DataFileMeta], settings: AppendCompactSettings, *, full: bool
+) -> list[list[DataFileMeta]]:
     """Groups of small files of one partition to rewrite, each into files of about the target size."""
     small = sorted((f for f in files if f.file_size < settings.compaction_file_size), key=lambda f: f.file_size)
     if full:

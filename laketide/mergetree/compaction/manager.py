@@ -87,7 +87,7 @@ def _last_full_compaction_ms(files: Sequence[DataFileMeta], num_levels: int) -> 
     top = [f.creation_time_ms for f in files if f.level == num_levels - 1 and f.creation_time_ms is not None]
     if not top:
         return None
-    return max(top) - time.localtime().tm_gmtoff * 1000  # type: ignore[type-var]
+    return max(top) - time.localtime().tm_gmtoff * 1000
 
 
 def strategy_for(settings: CompactionSettings, restored: Sequence[DataFileMeta]) -> CompactStrategy:

@@ -91,7 +91,7 @@ class KeyValueRewriter:
                     if merged.num_rows:
                         writer.write(self._to_kv(merged))
             after = writer.close()
-        except BaseException:
+        except BaseException:  # even an interrupt: delete the half-written outputs, then re-raise
             writer.abort()
             raise
         before = tuple(f for section in sections for run in section for f in run)

@@ -68,7 +68,8 @@ class Segments:
 
     def broadcast(self, per_segment: np.ndarray) -> np.ndarray:
         """A per-segment value repeated on every row of its segment."""
-        return per_segment[self.ids]
+        per_row: np.ndarray = per_segment[self.ids]
+        return per_row
 
 
 def sorted_segments(rows: pa.Table, spec: MergeSpec) -> tuple[pa.Table, Segments]:

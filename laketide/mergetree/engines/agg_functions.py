@@ -74,7 +74,7 @@ class FieldAggregator(ABC):
         return None
 
     # -- scalar semantics --------------------------------------------------------------------------------------
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027 - a hook, a no-op unless the function keeps state across rows
         """Start a new key (stateful functions such as first_value)."""
 
     def agg(self, acc: Any, x: Any) -> Any:
@@ -628,7 +628,7 @@ class RoaringBitmap32Agg(FieldAggregator):
         cls = self._bitmap()
         try:
             union = cls.deserialize(acc) | cls.deserialize(x)
-        except Exception as e:  # pyroaring raises plain ValueError / MemoryError on garbage
+        except (ValueError, IndexError, MemoryError) as e:  # what pyroaring raises on bytes that are no bitmap
             raise MergeEngineError(f"Field '{self.field}' holds bytes that are not a {self.name} bitmap: {e}") from e
         union.run_optimize()
         return union.serialize()
@@ -669,7 +669,7 @@ class ThetaSketchAgg(FieldAggregator):
             union = ds.theta_union()
             union.update(ds.compact_theta_sketch.deserialize(acc))
             union.update(ds.compact_theta_sketch.deserialize(x))
-        except Exception as e:  # datasketches raises RuntimeError / ValueError on garbage
+        except (ValueError, IndexError, RuntimeError) as e:  # what datasketches raises on bytes that are no sketch
             raise MergeEngineError(f"Field '{self.field}' holds bytes that are not a theta sketch: {e}") from e
         return union.get_result().serialize()
 

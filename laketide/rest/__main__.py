@@ -1,0 +1,3 @@
+from laketide.rest.serve import main
+
+main()
