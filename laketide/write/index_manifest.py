@@ -29,7 +29,8 @@ from laketide.options import CoreOptions
 from laketide.scan.file_scan import FileStoreScan
 from laketide.schema.table_schema import TableSchema
 
-__all__ = ["check_deletion_vector_conflicts", "check_hash_index_conflicts", "combine_index_entries", "index_changes", "next_index_manifest"]
+__all__ = ["check_deletion_vector_conflicts", "check_hash_index_conflicts", "combine_index_entries", "index_changes",
+           "next_index_manifest"]
 
 _BUCKETED = ("HASH", "DELETION_VECTORS")
 

@@ -25,7 +25,14 @@ from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
 from laketide.io.kv import kv_schema
-from laketide.options import ChangelogProducer, CoreOptions, MergeEngine, check_write_options, unsupported_write_options, warn_unknown_options
+from laketide.options import (
+    ChangelogProducer,
+    CoreOptions,
+    MergeEngine,
+    check_write_options,
+    unsupported_write_options,
+    warn_unknown_options,
+)
 from laketide.schema.table_schema import TableSchema
 from laketide.types import ArrayType, DataType, MapType, MultisetType, RowType, to_arrow_schema
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import tempfile
 
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

@@ -123,7 +123,8 @@ def test_expiring_snapshots_deletes_their_changelog_files(catalog) -> None:  # n
 def test_producers_laketide_cannot_write_are_refused(catalog, tmp_path, producer: str, error: type) -> None:  # noqa: ANN001
     before = tree(tmp_path)
     with pytest.raises(error, match="changelog-producer"):
-        catalog.create_table("db.bad", SCHEMA, primary_key=["k"], options={"bucket": "1", "changelog-producer": producer})
+        catalog.create_table("db.bad", SCHEMA, primary_key=["k"],
+                             options={"bucket": "1", "changelog-producer": producer})
     assert tree(tmp_path) == before
     t = catalog.create_table("db.ok", SCHEMA, primary_key=["k"], options={"bucket": "1"})
     with pytest.raises(error, match="changelog-producer"):
