@@ -61,7 +61,7 @@ class LookupLevels:
         self._local_dir = local_dir
         self._dir: str | None = None
         self._files: dict[str, str] = {}  # data file name -> its local lookup file
-        self._finalizer: weakref.finalize[..., LookupLevels] | None = None
+        self._finalizer: weakref.finalize[[str, bool], LookupLevels] | None = None
 
     # -- local files -------------------------------------------------------------------------------------------
     def _root(self) -> str:

@@ -4,8 +4,9 @@ Offsets are ``{"snapshot": n, "full": b}``: every change up to snapshot ``n`` ha
 ``full`` the whole content of snapshot ``n`` is still to be emitted (the first batch of ``latest-full``). A
 micro-batch emits the delta files of the APPEND snapshots in its range (COMPACT and OVERWRITE snapshots carry no
 new changes for a stream, as in Paimon without ``streaming-read-overwrite``). Primary-key delta files are read as
-written, with their row kinds (Paimon with changelog-producer ``none``): through ``db.t$audit_log`` rows carry a
-leading ``rowkind`` column (+I, -U, +U, -D); through ``db.t`` retractions are dropped.
+written, with their row kinds (Paimon with changelog-producer ``none``); a table with a changelog producer is read
+from its changelog files instead (``-U`` before-images included, see ``laketide.table.incremental``): through
+``db.t$audit_log`` rows carry a leading ``rowkind`` column (+I, -U, +U, -D); through ``db.t`` retractions are dropped.
 
 Rows of one (partition, bucket) are read by one task in sequence order, so the versions of a key arrive in order.
 
