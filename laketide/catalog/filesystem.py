@@ -101,7 +101,10 @@ class FileSystemCatalog(Catalog):
         if properties:
             # Paimon's filesystem catalog has nowhere to keep them either.
             raise UnsupportedFeatureError("The filesystem catalog does not store database properties")
-        self.file_io.mkdirs(path)  # creates the warehouse too, on first use; a failure says why (FileIOError)
+        # Creates the warehouse too, on first use; a failure says why (FileIOError). False: a concurrent creator
+        # got there between the check above and now.
+        if not self.file_io.mkdir_if_absent(path) and not exist_ok:
+            raise DatabaseAlreadyExistsError(f"Database {name} already exists in {self.warehouse}")
 
     def _is_directory(self, path: str) -> bool:
         parent, name = path.rstrip("/").rsplit("/", 1)

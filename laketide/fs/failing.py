@@ -77,6 +77,9 @@ class _Wrapper(FileIO):
     def mkdirs(self, path: str) -> None:
         self.inner.mkdirs(path)
 
+    def mkdir_if_absent(self, path: str) -> bool:
+        return self.inner.mkdir_if_absent(path)
+
     def list_status(self, path: str) -> list[FileStatus]:
         return self._run("list", path, lambda: self.inner.list_status(path), mutating=False)  # type: ignore[no-any-return]
 

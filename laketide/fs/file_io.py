@@ -119,6 +119,14 @@ class FileIO(ABC):
     def mkdirs(self, path: str) -> None:
         """Create a directory and its parents; fine if it exists."""
 
+    def mkdir_if_absent(self, path: str) -> bool:
+        """Create a directory (and its parents); False if it existed. Atomic where the store can tell two creators
+        apart (a local file system); elsewhere check-then-create, as Paimon's catalogs do."""
+        if self.exists(path):
+            return False
+        self.mkdirs(path)
+        return True
+
     @abstractmethod
     def list_status(self, path: str) -> list[FileStatus]:
         """Entries directly under a directory (empty for a missing directory); a file lists itself."""

@@ -91,6 +91,18 @@ class LocalFileIO(FileIO):
         with translate_errors("create directory", path):
             _make_dirs(to_local_path(path), path)
 
+    def mkdir_if_absent(self, path: str) -> bool:
+        local = to_local_path(path)
+        with translate_errors("create directory", path):
+            _make_dirs(os.path.dirname(local.rstrip("/")) or "/", path)
+            try:
+                os.mkdir(local)  # exclusive: of two concurrent creators exactly one succeeds
+            except FileExistsError:
+                if not os.path.isdir(local):
+                    raise FileIOError(f"Cannot create '{path}': {local} is a file, not a directory") from None
+                return False
+        return True
+
     def list_status(self, path: str) -> list[FileStatus]:
         local = to_local_path(path)
         with translate_errors("list", path):

@@ -25,9 +25,9 @@ import pyarrow as pa
 from laketide.exceptions import NotFoundError
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta, ManifestEntry, SimpleStats
-from laketide.meta.paths import java_to_string
+from laketide.meta.paths import PartitionCodec, java_to_string
 from laketide.meta.snapshot import Snapshot
-from laketide.types import DataType
+from laketide.table.files_table import file_index_columns
 
 if TYPE_CHECKING:
     from laketide.table.table import Table
@@ -78,16 +78,12 @@ def _cast_string(value: object) -> str:
 class _Partitions:
     def __init__(self, t: Table) -> None:
         self.keys = list(t.schema.partition_keys)
-        self.types: list[DataType] = [f.type for f in t.schema.partition_fields]
         self.default = t.options.partition_default_name
-        self._cache: dict[bytes, tuple[object, ...]] = {}
+        self._codec = PartitionCodec(self.keys, [f.type for f in t.schema.partition_fields])
+        self.types = self._codec.types
 
     def values(self, partition: bytes) -> tuple[object, ...]:
-        v = self._cache.get(partition)
-        if v is None:
-            v = tuple(deserialize_binary_row(partition, self.types)) if self.types else ()
-            self._cache[partition] = v
-        return v
+        return self._codec.values(partition)
 
     def as_row_string(self, partition: bytes) -> str:
         """The partition row cast to STRING: ``{a, 1}`` (null fields as ``null``)."""
@@ -192,6 +188,8 @@ _FILES = pa.schema([
     _f("min_sequence_number", pa.int64()), _f("max_sequence_number", pa.int64()), _f("creation_time", _TS),
     _f("deleteRowCount", pa.int64()), _f("file_source", pa.string()), _f("first_row_id", pa.int64()),
     _f("write_cols", pa.list_(pa.string())),
+    # laketide's additions (table/files_table.py): where the file index is, its sidecar, its column:type pairs
+    _f("file_index", pa.string()), _f("file_index_path", pa.string()), _f("file_indexes", pa.string()),
 ])
 
 
@@ -257,6 +255,7 @@ def _files(t: Table) -> pa.Table:
         f = e.file
         min_key, max_key = stats.keys(f)
         nulls, mins, maxs = stats.values(f)
+        where, index_path, indexes = file_index_columns(t, e)
         rows.append({
             "partition": parts.as_row_string(e.partition), "bucket": e.bucket,
             "file_path": paths.data_file_paths(e.partition, e.bucket, f)[0],
@@ -267,6 +266,7 @@ def _files(t: Table) -> pa.Table:
             "creation_time": _millis(f.creation_time_ms), "deleteRowCount": f.delete_row_count,
             "file_source": None if f.file_source is None else f.file_source.name,
             "first_row_id": f.first_row_id, "write_cols": None if f.write_cols is None else list(f.write_cols),
+            "file_index": where, "file_index_path": index_path, "file_indexes": indexes,
         })
     return pa.Table.from_pylist(rows, schema=_FILES)
 

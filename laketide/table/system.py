@@ -3,7 +3,7 @@
 ``$audit_log`` and ``$binlog`` read the latest snapshot as inserts; the changes between snapshots come from
 ``Table.read_changes`` (``binlog=True`` for the binlog layout), which reads the changelog when the table has one.
 
-Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable (``$files``: table/files_table.py),
+Paimon: table.system.SnapshotsTable, SchemasTable, OptionsTable, FilesTable (``$files``: metadata_tables.py),
 AuditLogTable, BinlogTable
 """
 
@@ -17,7 +17,6 @@ import pyarrow as pa
 from laketide.exceptions import NoSuchTableError
 from laketide.expr import Predicate, bind, filter_table, parse_where
 from laketide.table.binlog import to_binlog
-from laketide.table.files_table import files_table
 from laketide.table.table import Table
 
 __all__ = ["SystemTable", "system_table"]
@@ -118,7 +117,6 @@ def _binlog(t: Table) -> pa.Table:
 
 
 _SYSTEM_TABLES: dict[str, Callable[[Table], pa.Table]] = {
-    "files": files_table,
     "ro": _read_optimized,
     "audit_log": _audit_log,
     "binlog": _binlog,

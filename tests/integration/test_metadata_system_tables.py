@@ -38,7 +38,9 @@ EXPECTED = {
               ("min_sequence_number", "int64", True), ("max_sequence_number", "int64", True),
               ("creation_time", "timestamp[ms]", True), ("deleteRowCount", "int64", True),
               ("file_source", "string", True), ("first_row_id", "int64", True),
-              ("write_cols", "list<item: string>", True)],
+              ("write_cols", "list<item: string>", True),
+              # laketide's additions after Java's columns: the file index each file carries
+              ("file_index", "string", True), ("file_index_path", "string", True), ("file_indexes", "string", True)],
     "partitions": [("partition", "string", True), ("record_count", "int64", False),
                    ("file_size_in_bytes", "int64", False), ("file_count", "int64", False),
                    ("last_update_time", "timestamp[ms]", True), ("created_at", "timestamp[ms]", True),

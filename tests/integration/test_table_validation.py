@@ -201,7 +201,7 @@ def test_a_table_carrying_an_unsupported_option_reads_but_is_not_written(catalog
 
 def test_check_write_options_names_every_offender() -> None:
     with pytest.raises(UnsupportedOptionError) as info:
-        check_write_options({"tag.automatic-creation": "process-time", "row-tracking.enabled": "true", "bucket": "4"},
+        check_write_options({"tag.automatic-creation": "watermark", "row-tracking.enabled": "true", "bucket": "4"},
                             table_name="db.t")
     text = str(info.value)
     assert "tag.automatic-creation" in text and "row-tracking.enabled" in text and "'bucket'" not in text
