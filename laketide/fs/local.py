@@ -94,9 +94,9 @@ class LocalFileIO(FileIO):
     def mkdir_if_absent(self, path: str) -> bool:
         local = to_local_path(path)
         with translate_errors("create directory", path):
-            _make_dirs(os.path.dirname(local.rstrip("/")) or "/", path)
             try:
-                os.mkdir(local)  # exclusive: of two concurrent creators exactly one succeeds
+                # Parents as needed; the last mkdir is exclusive: of two concurrent creators exactly one succeeds.
+                os.makedirs(local)
             except FileExistsError:
                 if not os.path.isdir(local):
                     raise FileIOError(f"Cannot create '{path}': {local} is a file, not a directory") from None
