@@ -9,7 +9,7 @@ Paimon: FileStore, AbstractFileStore, KeyValueFileStore, AppendOnlyFileStore
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from laketide.exceptions import InvalidOptionError, NoSuchSnapshotError
@@ -23,7 +23,7 @@ from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import SnapshotManager
 from laketide.mergetree.compaction.append import AppendCompactSettings
 from laketide.mergetree.compaction.manager import CompactionSettings
-from laketide.scan.file_scan import FileStoreScan, max_sequence_per_bucket
+from laketide.scan.file_scan import FileStoreScan
 from laketide.scan.split_read import SplitRead
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
@@ -89,10 +89,6 @@ class FileStore:
     @property
     def has_primary_key(self) -> bool:
         return bool(self.schema.primary_keys)
-
-    @property
-    def bucket_keys(self) -> list[str]:
-        return self.schema.bucket_keys() if self.options.bucket > 0 else []
 
     @property
     def bucket_mode(self) -> BucketMode:
@@ -180,12 +176,6 @@ class FileStore:
     def bucket_router(self) -> BucketRouter:
         """The public routing of rows to buckets (fixed) or bucket assigners (dynamic), for engines."""
         return BucketRouter(self)
-
-    # -- questions about the live files -------------------------------------------------------------------------
-    @staticmethod
-    def max_sequence_per_bucket(entries: Iterable[ManifestEntry]) -> dict[tuple[bytes, int], int]:
-        """The highest sequence number of each (partition, bucket) among ``entries``."""
-        return max_sequence_per_bucket(entries)
 
 
 class KeyValueFileStore(FileStore):
