@@ -626,6 +626,12 @@ class CoreOptions:
         "disable-explicit-type-casting", _B, False,
         "Refuse column type changes that need an explicit cast (e.g. BIGINT -> INT); widening stays allowed.",
     )
+    # Java's default is true (its batch writers overwrite only the partitions they write); laketide's
+    # Table.write(mode='overwrite') replaces the whole table unless this is set (or partition_overwrite= is given).
+    DYNAMIC_PARTITION_OVERWRITE = _option(
+        "dynamic-partition-overwrite", _B, None,
+        "Overwrite only the partitions the written data has rows in (Table.write: unset means the whole table).",
+    )
     # Not a Paimon option: Java takes this zone from the JVM (TimeZone.getDefault()); laketide has no such default.
     LOCAL_TIME_ZONE = _option(
         "local-time-zone", _S, "UTC",
@@ -836,6 +842,7 @@ class CoreOptions:
     data_file_thin_mode: _Value[bool] = _Value(DATA_FILE_THIN_MODE)
     disable_explicit_type_casting: _Value[bool] = _Value(DISABLE_EXPLICIT_TYPE_CASTING)
     local_time_zone: _Value[str] = _Value(LOCAL_TIME_ZONE)
+    dynamic_partition_overwrite: _Value[bool | None] = _Value(DYNAMIC_PARTITION_OVERWRITE)
 
     @property
     def bucket_key(self) -> list[str] | None:

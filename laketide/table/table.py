@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from laketide.table.dml import ChangeResult
     from laketide.table.merge import MergeBuilder
     from laketide.table.orphan import OrphanFilesResult
+    from laketide.table.overwrite import OverwriteSpec, PartitionOverwrite
     from laketide.table.branches import BranchManager
     from laketide.table.consumers import ConsumerManager
     from laketide.table.tags import TagManager
@@ -479,9 +480,22 @@ class Table:
         return sid
 
     def write(
-        self, data: Any, *, mode: WriteMode = "append", partition: Mapping[str, object] | None = None
+        self,
+        data: Any,
+        *,
+        mode: WriteMode = "append",
+        partition: Mapping[str, object] | None = None,
+        where: str | Predicate | None = None,
+        partition_overwrite: PartitionOverwrite | None = None,
     ) -> int | None:
         """Write and commit ``data`` in one call; returns the new snapshot id (None if nothing changed).
+
+        ``mode='overwrite'`` replaces, in the same snapshot: all of the table; or the static ``partition``
+        (``{key: value}``); or the partitions matching ``where`` (a predicate on partition columns only, Delta's
+        replaceWhere) — with either, every row of ``data`` must belong to what is replaced, else SchemaError and
+        nothing is written; or, with ``partition_overwrite='dynamic'`` (default: the table option
+        ``dynamic-partition-overwrite``, else static), only the partitions ``data`` has rows in (empty data
+        replaces nothing).
 
         A primary-key write that compacts publishes an APPEND snapshot, then a COMPACT one; when the compaction
         loses to a concurrent one, its files are dropped (with a warning) and the APPEND's id is returned: the
@@ -491,17 +505,24 @@ class Table:
         """
         if mode not in ("append", "overwrite"):
             raise ValueError(f"mode must be 'append' or 'overwrite', not {mode!r}")
-        if partition is not None and mode != "overwrite":
-            raise ValueError("partition= is only meaningful with mode='overwrite'")
+        given = [k for k, v in (("partition", partition), ("where", where),
+                                ("partition_overwrite", partition_overwrite)) if v is not None]
+        if given and mode != "overwrite":
+            raise InvalidOptionError(f"write to table {self.name}: {given} only apply to mode='overwrite'")
+        from laketide.table.overwrite import check_rows_match, overwrite_spec
         from laketide.write.conform import to_arrow
 
+        spec = (overwrite_spec(self, partition=partition, where=where, partition_overwrite=partition_overwrite)
+                if mode == "overwrite" else None)
         rows = to_arrow(data)  # once: a retry writes the same rows again (a reader would be drained)
         if partition is not None:
             self._check_rows_in_partition(rows, partition)
+        elif where is not None and spec is not None and spec.where is not None:
+            check_rows_match(self, rows, spec.where, where_text=str(where))
         attempt = 0
         while True:
             try:
-                return self._write_once(rows, overwrite=mode == "overwrite", partition=partition)
+                return self._write_once(rows, overwrite=spec)
             except WriteConflictError as e:
                 attempt += 1
                 if attempt > self.options.commit_max_retries:
@@ -510,7 +531,7 @@ class Table:
                           self.name, attempt, type(e).__name__)
                 self._retry_wait(attempt)
 
-    def _write_once(self, rows: pa.Table, *, overwrite: bool, partition: Mapping[str, object] | None) -> int | None:
+    def _write_once(self, rows: pa.Table, *, overwrite: OverwriteSpec | None) -> int | None:
         w = self.new_write()
         base = self.snapshot_manager.latest_snapshot_id()
         try:
@@ -528,7 +549,17 @@ class Table:
                     ) from e
                 raise
             try:
-                return self.commit(messages, overwrite=overwrite, partition=partition)
+                if overwrite is None:
+                    return self.commit(messages)
+                if overwrite.dynamic:
+                    from laketide.table.overwrite import written_partitions
+
+                    replaced = written_partitions(self, messages)
+                    if replaced is None:  # no rows: a dynamic overwrite replaces nothing (as Java)
+                        self.abort(messages)
+                        return None
+                    return self.commit(messages, overwrite=True, overwrite_where=replaced)
+                return self.commit(messages, overwrite=True, overwrite_where=overwrite.where)
             except CommitStateUnknownError:
                 raise  # the snapshot may reference these files: only orphan cleanup may remove them
             except BaseException:
