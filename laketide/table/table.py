@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from laketide.table.merge import MergeBuilder
     from laketide.table.orphan import OrphanFilesResult
     from laketide.table.overwrite import OverwriteSpec, PartitionOverwrite
+    from laketide.table.schema_merge import SchemaMode
     from laketide.table.branches import BranchManager
     from laketide.table.consumers import ConsumerManager
     from laketide.table.tags import TagManager
@@ -487,6 +488,7 @@ class Table:
         partition: Mapping[str, object] | None = None,
         where: str | Predicate | None = None,
         partition_overwrite: PartitionOverwrite | None = None,
+        schema_mode: SchemaMode = "strict",
     ) -> int | None:
         """Write and commit ``data`` in one call; returns the new snapshot id (None if nothing changed).
 
@@ -496,6 +498,12 @@ class Table:
         nothing is written; or, with ``partition_overwrite='dynamic'`` (default: the table option
         ``dynamic-partition-overwrite``, else static), only the partitions ``data`` has rows in (empty data
         replaces nothing).
+
+        ``schema_mode='merge'`` first evolves the table in one schema change: columns only the data has are added
+        (nullable), columns it lacks are filled with nulls (a missing NOT NULL column is a SchemaError), and a
+        column whose values do not fit its type is widened where ``alter`` allows it without an explicit cast.
+        The schema change is kept even if the data commit then fails (it only adds nullable columns or widens).
+        The default ``'strict'`` refuses data that does not match the schema.
 
         A primary-key write that compacts publishes an APPEND snapshot, then a COMPACT one; when the compaction
         loses to a concurrent one, its files are dropped (with a warning) and the APPEND's id is returned: the
@@ -510,7 +518,10 @@ class Table:
         if given and mode != "overwrite":
             raise InvalidOptionError(f"write to table {self.name}: {given} only apply to mode='overwrite'")
         from laketide.table.overwrite import check_rows_match, overwrite_spec
+        from laketide.table.schema_merge import check_schema_mode, merge_schema
         from laketide.write.conform import to_arrow
+
+        check_schema_mode(self, schema_mode)
 
         spec = (overwrite_spec(self, partition=partition, where=where, partition_overwrite=partition_overwrite)
                 if mode == "overwrite" else None)
@@ -519,6 +530,8 @@ class Table:
             self._check_rows_in_partition(rows, partition)
         elif where is not None and spec is not None and spec.where is not None:
             check_rows_match(self, rows, spec.where, where_text=str(where))
+        if schema_mode == "merge":
+            rows = merge_schema(self, rows)
         attempt = 0
         while True:
             try:
