@@ -53,6 +53,14 @@ class Snapshot:
     # Fields written by other Paimon versions that we do not model; kept so nothing is lost on a rewrite.
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
+    def __repr__(self) -> str:  # one line: the dataclass default spells out every manifest list
+        import datetime as _dt
+
+        when = _dt.datetime.fromtimestamp(self.time_millis / 1000, _dt.UTC).isoformat(timespec="milliseconds")
+        return (f"Snapshot(id={self.id}, kind={self.commit_kind.value}, time={when}, schema_id={self.schema_id}, "
+                f"records={self.total_record_count} (delta {self.delta_record_count:+d}), "
+                f"commit_user={self.commit_user!r})")
+
     def to_json(self) -> str:
         # Order and null-omission follow Java's @JsonInclude(NON_NULL) annotations.
         d: dict[str, Any] = {"version": self.version}

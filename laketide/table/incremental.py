@@ -63,6 +63,10 @@ class IncrementalScan:
         self.table = table
         self.read_schema = read_schema or table.schema
 
+    def __repr__(self) -> str:
+        source = "changelog files" if self._from_changelog else "data file deltas"
+        return f"<IncrementalScan of {self.table.name}: changes from {source}, schema {self.read_schema.id}>"
+
     def snapshot_cost(self, snapshot_id: int) -> tuple[int, int]:
         """(files, rows) snapshot ``snapshot_id`` adds to a stream of changes; (0, 0) if it adds none or is gone."""
         try:

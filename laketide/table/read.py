@@ -120,6 +120,13 @@ class TableScan:
         if fallback and fallback != table.branch and not time_travel and not read_optimized:
             self._fallback = TableScan(table.branch_table(fallback), columns=columns, where=where)
 
+    def __repr__(self) -> str:
+        at = "empty table" if self.snapshot is None else f"snapshot {self.snapshot.id}"
+        cols = "all columns" if self.columns is None else f"columns {self.columns}"
+        where = "" if self.predicate is None else f" where {self.predicate}"
+        mode = ", read-optimized" if self.read_optimized else ""
+        return f"<TableScan of {self.table.name} at {at}: {cols}{where}{mode}>"
+
     def _pick_snapshot(self, *, snapshot_id: int | None, tag: str | None, timestamp_ms: int | None) -> Snapshot | None:
         sm = self.table.snapshot_manager
         if snapshot_id is not None:

@@ -37,6 +37,9 @@ class SystemTable:
 
     to_arrow = read
 
+    def __repr__(self) -> str:
+        return f"<SystemTable {self.name}>"
+
     def copy(self, options: Mapping[str, object]) -> SystemTable:
         """This system table over the table with dynamic read ``options``, e.g. ``{"scan.snapshot-id": "3"}`` for
         ``$files`` / ``$manifests`` / ``$partitions`` / ``$buckets`` / ``$table_indexes`` at snapshot 3."""

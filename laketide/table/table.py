@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from laketide.table.dml import ChangeResult
+    from laketide.table.inspection import TableInspector
     from laketide.table.merge import MergeBuilder
     from laketide.table.orphan import OrphanFilesResult
     from laketide.table.overwrite import OverwriteSpec, PartitionOverwrite
@@ -98,7 +99,32 @@ class Table:
         # files against the same snapshot, usually, and reuses the plan instead of reading the manifests again.
         self._restored_plan: tuple[tuple[int, str], list[ManifestEntry]] | None = None
 
+    def __repr__(self) -> str:
+        s = self._schema
+        parts = [f"{len(s.fields)} columns"]
+        if s.primary_keys:
+            parts.append(f"primary key {list(s.primary_keys)}")
+        if s.partition_keys:
+            parts.append(f"partitioned by {list(s.partition_keys)}")
+        parts.append(f"bucket {s.options.get('bucket', '-1')}")
+        if self.branch != MAIN_BRANCH:
+            parts.append(f"branch {self.branch}")
+        try:
+            latest = self.snapshot_manager.latest_snapshot_id()
+            parts.append("no snapshot" if latest is None else f"snapshot {latest}")
+        except (LaketideError, OSError):  # a repr never fails: the store may be unreachable
+            parts.append("snapshot unknown")
+        return f"<Table {self.name} at {self.path}: {', '.join(parts)}>"
+
     # -- metadata ----------------------------------------------------------------------------------------------
+    @property
+    def inspect(self) -> TableInspector:
+        """The table's metadata as Arrow tables with Python-typed values: ``files()``, ``partitions()``,
+        ``buckets()``, ``manifests()``, ``snapshots()``, ``schemas()``, ``tags()``, ``branches()`` ..."""
+        from laketide.table.inspection import TableInspector
+
+        return TableInspector(self)
+
     @property
     def schema(self) -> TableSchema:
         return self._schema
