@@ -37,7 +37,9 @@ __all__ = [
     "StatsMode",
     "StatsModeKind",
     "UnsupportedOption",
+    "check_unknown_options",
     "check_write_options",
+    "closest_option_key",
     "format_duration",
     "format_memory_size",
     "parse_duration",
@@ -1044,6 +1046,54 @@ def unknown_option_keys(options: Mapping[str, str]) -> list[str]:
             and not any(entry.matches(k) for entry in UNSUPPORTED_WRITE_OPTIONS)]
 
 
+def closest_option_key(key: str) -> str | None:
+    """The known key ``key`` most likely misspells (``merge_engine`` -> ``merge-engine``, ``buckett`` -> ``bucket``),
+    or None when none is close."""
+    known = sorted(_known_keys())
+    spelled = key.strip().lower().replace("_", "-")
+    if spelled != key and spelled in _known_keys():
+        return spelled
+    close = difflib.get_close_matches(spelled, known, n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
+def _foreign(key: str) -> bool:
+    """A key of another namespace (``spark.*``, ``flink.*``, ``owner.team``, any dotted family Paimon has no key
+    in): user metadata or another engine's setting, never a misspelled Paimon option."""
+    family = key.split(".", 1)[0] if "." in key else None
+    return family is not None and family not in _known_families()
+
+
+@functools.cache
+def _known_families() -> frozenset[str]:
+    return frozenset(k.split(".", 1)[0] for k in _known_keys() if "." in k) | {
+        f.rstrip(".") for f in _KEY_FAMILIES}
+
+
+def check_unknown_options(options: Mapping[str, str], *, table_name: str, keys: Iterable[str] | None = None) -> None:
+    """Refuse a misspelled option, keep and warn about a foreign one (only ``keys``, when given).
+
+    A key close to a Paimon or laketide option (not itself one) is a typo that would silently change nothing:
+    InvalidOptionError with "did you mean ...?". Other unknown keys are kept, as Java keeps them (user metadata,
+    other engines' settings, Paimon options newer than laketide knows), with a warning naming the table.
+    """
+    wanted = None if keys is None else set(keys)
+    typos = []
+    for key in unknown_option_keys(options):
+        if wanted is not None and key not in wanted:
+            continue
+        close = None if _foreign(key) else closest_option_key(key)
+        if close is not None:
+            typos.append(f"{key!r} (did you mean {close!r}?)")
+        else:
+            _LOG.warning("Table %s: option %r is not a Paimon option; it is kept but has no effect", table_name, key)
+    if typos:
+        raise InvalidOptionError(
+            f"Table {table_name}: unknown option{'s' if len(typos) > 1 else ''} {', '.join(typos)}. A key that is no "
+            f"Paimon option is only kept when it is clearly foreign (e.g. 'owner', 'spark.x', 'myapp.team')"
+        )
+
+
 def warn_unknown_options(options: Mapping[str, str], *, table_name: str, keys: Iterable[str] | None = None) -> None:
     """Log a warning for each unknown key (only ``keys``, when given): it is kept in the schema, as Java keeps it,
     but changes nothing laketide or Paimon does, which is rarely what the user meant."""
@@ -1051,8 +1101,8 @@ def warn_unknown_options(options: Mapping[str, str], *, table_name: str, keys: I
     for key in unknown_option_keys(options):
         if wanted is not None and key not in wanted:
             continue
-        close = difflib.get_close_matches(key, sorted(_known_keys()), n=1, cutoff=0.75)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        close = closest_option_key(key)
+        hint = f"; did you mean {close!r}?" if close else ""
         _LOG.warning("Table %s: option %r is not a Paimon option; it is kept but has no effect%s",
                      table_name, key, hint)
 

@@ -368,6 +368,9 @@ class Table:
                 f"Table {self.name}: copy() takes read options only ({', '.join(_DYNAMIC_PREFIXES)}...), not "
                 f"{refused}; change table options with alter()"
             )
+        from laketide.options import check_unknown_options
+
+        check_unknown_options(dynamic, table_name=self.name)  # 'scan.snapshot-idd' would silently read the latest
         merged = {**self._schema.options, **dynamic}
         try:
             CoreOptions(merged)  # a malformed value fails here, naming the key

@@ -32,7 +32,7 @@ from laketide.options import (
     MergeEngine,
     check_write_options,
     unsupported_write_options,
-    warn_unknown_options,
+    check_unknown_options,
 )
 from laketide.schema.table_schema import TableSchema
 from laketide.types import ArrayType, DataType, MapType, MultisetType, RowType, to_arrow_schema
@@ -68,7 +68,8 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     unsupported = unsupported_write_options(schema.options)
     if not any(entry.key in ("file.format", "manifest.format") for _, entry in unsupported):
         _check_formats(schema, options, table_name)
-    warn_unknown_options(schema.options, table_name=table_name, keys=changed)  # only once the schema is accepted
+    # Only once the schema is accepted; a typo is refused, a foreign key kept with a warning.
+    check_unknown_options(schema.options, table_name=table_name, keys=changed)
 
 
 def _options(schema: TableSchema, table_name: str) -> CoreOptions:

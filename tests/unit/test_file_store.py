@@ -113,26 +113,54 @@ def test_alter_refuses_what_create_refuses_and_writes_nothing(cat, tmp_path: Pat
     assert cat.table("db.t").read().num_rows == 1
 
 
-def test_unknown_keys_are_kept_and_warned_about_with_the_closest_key(cat, caplog: pytest.LogCaptureFixture) -> None:  # noqa: ANN001
+def test_misspelled_keys_are_refused_and_foreign_keys_kept_with_a_warning(
+    cat, caplog: pytest.LogCaptureFixture  # noqa: ANN001
+) -> None:
     known = {"bucket": "2", "sink.parallelism": "4", "fields.v.aggregate-function": "max",
              "parquet.block.size": "1048576", "file-index.bloom-filter.columns": "v",
              "file-index.bloom-filter.v.fpp": "0.01", "snapshot.expire.limit": "5"}
     with caplog.at_level(logging.WARNING, logger="laketide.options"):
         t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options=known)
     assert not caplog.records  # Paimon's own keys, the key families and laketide's options: no warning
-    with caplog.at_level(logging.WARNING, logger="laketide.options"):
+    schema_files = sorted(p.name for p in Path(t.path, "schema").iterdir())
+    with pytest.raises(InvalidOptionError, match=r"db\.t.*'snapshot\.num-retained\.minn' \(did you mean "
+                                                 r"'snapshot\.num-retained\.min'\?\)"):
         t.alter(SetOption("snapshot.num-retained.minn", "3"))
-    [record] = caplog.records
-    assert "db.t" in record.getMessage() and "'snapshot.num-retained.minn'" in record.getMessage()
-    assert "did you mean 'snapshot.num-retained.min'" in record.getMessage()
-    # Kept, as Java keeps it, and changing nothing: the retention stays at its default.
+    for typo, meant in (("merge_engine", "merge-engine"), ("buckett", "bucket"), ("Bucket", "bucket")):
+        with pytest.raises(InvalidOptionError, match=f"did you mean '{meant}'"):
+            cat.create_table(f"db.{typo.lower()}_t", SCHEMA, primary_key=["id"], options={typo: "2"})
+        assert not cat.table_exists(f"db.{typo.lower()}_t")
+    assert sorted(p.name for p in Path(t.path, "schema").iterdir()) == schema_files
+    # Foreign keys (user metadata, other engines' settings) are kept, as Java keeps them, with a warning.
+    with caplog.at_level(logging.WARNING, logger="laketide.options"):
+        t.alter(SetOption("owner", "team-a"), SetOption("spark.sql.x", "1"), SetOption("myapp.retention", "3"))
+    assert sorted(r.getMessage().split("'")[1] for r in caplog.records) == ["myapp.retention", "owner", "spark.sql.x"]
+    assert all("db.t" in r.getMessage() for r in caplog.records)
     reloaded = cat.table("db.t")
-    assert reloaded.schema.options["snapshot.num-retained.minn"] == "3"
-    assert reloaded.options.snapshot_num_retained_min == 10
+    assert reloaded.schema.options["owner"] == "team-a"
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="laketide.options"):
         reloaded.alter(SetOption("write-buffer-size", "32 mb"))  # an alter warns only about what it changes
     assert not caplog.records
+
+
+def test_a_table_that_already_carries_a_misspelled_key_stays_usable(cat) -> None:  # noqa: ANN001
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "2"})
+    t.schema_manager.commit_changes([SetOption("snapshot.num-retained.minn", "3")])  # as Java or an old laketide
+    reloaded = cat.table("db.t")
+    assert reloaded.schema.options["snapshot.num-retained.minn"] == "3"
+    assert reloaded.options.snapshot_num_retained_min == 10  # changes nothing
+    reloaded.write(pa.table({"id": [1], "v": ["a"], "dt": ["x"]}))
+    reloaded.alter(SetOption("write-buffer-size", "32 mb"))  # other alters still work
+    assert cat.table("db.t").read().num_rows == 1
+
+
+def test_a_misspelled_read_option_is_refused(cat) -> None:  # noqa: ANN001
+    t = cat.create_table("db.t", SCHEMA, primary_key=["id"], options={"bucket": "2"})
+    t.write(pa.table({"id": [1], "v": ["a"], "dt": ["x"]}))
+    with pytest.raises(InvalidOptionError, match="did you mean 'scan.snapshot-id'"):
+        t.copy({"scan.snapshot-idd": "1"})
+    assert t.copy({"scan.snapshot-id": "1"}).read().num_rows == 1
 
 
 # -- changes between snapshots, in core --------------------------------------------------------------------------
