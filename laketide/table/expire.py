@@ -43,6 +43,7 @@ from laketide.meta.paths import FileStorePathFactory
 from laketide.meta.snapshot import Snapshot
 from laketide.options import ChangelogProducer, ConfigOption, OptionType
 from laketide.scan.file_scan import FileStoreScan
+from laketide.table.maintenance import ExpireStats
 
 if TYPE_CHECKING:
     from laketide.store import FileStore
@@ -115,8 +116,11 @@ def expire_snapshots(
     time_retained_ms: int | None = None,
     max_deletes: int | None = None,
     now_ms: int | None = None,
+    stats: ExpireStats | None = None,
 ) -> int:
-    """Expire snapshots by the table's ``snapshot.*`` options (or the overrides); returns how many went."""
+    """Expire snapshots by the table's ``snapshot.*`` options (or the overrides); returns how many went.
+
+    ``stats`` (table/maintenance.py) counts the deleted files and reports progress per snapshot."""
     opts = store.options
     retain_min = opts.snapshot_num_retained_min if retain_min is None else retain_min
     retain_max = opts.snapshot_num_retained_max if retain_max is None else retain_max
@@ -147,13 +151,13 @@ def expire_snapshots(
         if nxt is not None and older_than <= nxt.time_millis:
             stop = sid
             break
-    expired = _expire_until(store, earliest, stop)
+    expired = _expire_until(store, earliest, stop, stats)
     if _decoupled(store):
         expire_changelogs(store, now_ms=now_ms)
     return expired
 
 
-def _expire_until(store: FileStore, earliest: int, end: int) -> int:
+def _expire_until(store: FileStore, earliest: int, end: int, stats: ExpireStats | None = None) -> int:
     """Expire snapshots [earliest, end): plan every delete first, then remove the snapshot files (oldest first)
     and move EARLIEST, and only then delete the files nothing retained uses.
 
@@ -216,15 +220,17 @@ def _expire_until(store: FileStore, earliest: int, end: int) -> int:
     # Snapshots go oldest first (the listed ones stay contiguous), each followed by the data files that only it and
     # older snapshots used; then EARLIEST moves, then changelogs and metadata (unreferenced by now).
     deleter = store.deleter
-    deleter.delete_all(doomed.get(snapshots[0].id, ()))
-    for s, nxt in zip(expired, snapshots[1:]):
+    tally = stats if stats is not None else ExpireStats()
+    tally.deleted(deleter.delete_all(doomed.get(snapshots[0].id, ())))
+    for done, (s, nxt) in enumerate(zip(expired, snapshots[1:]), 1):
         if decoupled and s.changelog_manifest_list:
             store.changelog_manager.commit(s)  # before the snapshot goes: its changelog stays reachable
         sm.delete_snapshot(s.id)
-        deleter.delete_all(doomed.get(nxt.id, ()))
+        tally.deleted(deleter.delete_all(doomed.get(nxt.id, ())))
+        tally.step(done, len(expired))
     sm.commit_earliest_hint(end)
-    deleter.delete_all(changelogs)
-    deleter.delete_all(unused)
+    tally.deleted(deleter.delete_all(changelogs))
+    tally.deleted(deleter.delete_all(unused))
     return len(expired)
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -45,6 +47,7 @@ class OrphanFilesResult:
     paths: tuple[str, ...]
     total_bytes: int
     dry_run: bool
+    duration_s: float = 0.0
 
     @property
     def count(self) -> int:
@@ -52,9 +55,15 @@ class OrphanFilesResult:
 
 
 def remove_orphan_files(
-    store: FileStore, *, older_than: _dt.datetime | _dt.timedelta | None = None, dry_run: bool = False
+    store: FileStore,
+    *,
+    older_than: _dt.datetime | _dt.timedelta | None = None,
+    dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> OrphanFilesResult:
-    """Delete unreferenced files last modified before ``older_than`` (an instant, or an age; default 1 day)."""
+    """Delete unreferenced files last modified before ``older_than`` (an instant, or an age; default 1 day).
+    ``progress(done, total)`` is called after each orphan deleted."""
+    started = time.monotonic()
     now = _dt.datetime.now(_dt.timezone.utc)
     if older_than is None:
         older_than = DEFAULT_OLDER_THAN
@@ -66,13 +75,19 @@ def remove_orphan_files(
 
     candidates = [st for st in _walk(store) if st.modification_time_ms < cutoff_ms]
     if not candidates:
-        return OrphanFilesResult(paths=(), total_bytes=0, dry_run=dry_run)
+        return OrphanFilesResult(paths=(), total_bytes=0, dry_run=dry_run, duration_s=time.monotonic() - started)
     used = _used_names(store)
     orphans = [st for st in candidates if _name(st.path) not in used]
     if not dry_run:
-        store.deleter.delete_all(st.path for st in orphans)
+        from laketide.table.maintenance import report
+
+        deleter = store.deleter
+        for done, st in enumerate(orphans, 1):
+            deleter.delete_all([st.path])
+            report(progress, done, len(orphans), what="orphan files deleted")
     return OrphanFilesResult(paths=tuple(sorted(st.path for st in orphans)),
-                             total_bytes=sum(st.size for st in orphans), dry_run=dry_run)
+                             total_bytes=sum(st.size for st in orphans), dry_run=dry_run,
+                             duration_s=time.monotonic() - started)
 
 
 def _name(path: str) -> str:

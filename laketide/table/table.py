@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from laketide.table.dml import ChangeResult
     from laketide.table.inspection import TableInspector
+    from laketide.table.maintenance import CompactionResult, ExpireResult
     from laketide.table.merge import MergeBuilder
     from laketide.table.orphan import OrphanFilesResult
     from laketide.table.overwrite import OverwriteSpec, PartitionOverwrite
@@ -444,17 +445,21 @@ class Table:
         partitions: Sequence[Mapping[str, object]] | None = None,
         where: str | Predicate | None = None,
         commit_user: str | None = None,
-    ) -> int | None:
+        progress: Callable[[int, int], None] | None = None,
+    ) -> CompactionResult | None:
         """Compact the table, some ``partitions`` or those matching a partition predicate ``where``.
 
         ``full`` merges every bucket into one sorted run at the top level (append tables: rewrites all small
-        files); otherwise the compaction strategy picks. Commits a COMPACT snapshot and returns its id (None when
-        there was nothing to compact). Fails with CommitConflictError, changing nothing, when a concurrent
-        compaction replaced the same files first.
+        files); otherwise the compaction strategy picks. Commits a COMPACT snapshot and returns its id as a
+        ``CompactionResult`` (an int that also carries ``buckets``, ``files_rewritten``, ``files_written``,
+        ``bytes_rewritten``, ``bytes_written``, ``duration_s``); None when there was nothing to compact.
+        ``progress(done, total)`` is called after each bucket. Fails with CommitConflictError, changing nothing,
+        when a concurrent compaction replaced the same files first.
         """
-        from laketide.table.compact import compact_table
+        from laketide.table.maintenance import compact_with_progress
 
-        return compact_table(self, full=full, partitions=partitions, where=where, commit_user=commit_user)
+        return compact_with_progress(self, full=full, partitions=partitions, where=where, commit_user=commit_user,
+                                     progress=progress)
 
     def rewrite_file_index(
         self,
@@ -631,27 +636,42 @@ class Table:
         retain_max: int | None = None,
         time_retained_ms: int | None = None,
         max_deletes: int | None = None,
-    ) -> int:
-        """Expire old snapshots and delete the files only they used; returns how many snapshots went.
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ExpireResult:
+        """Expire old snapshots and delete the files only they used; returns how many snapshots went, as an
+        ``ExpireResult`` (an int that also carries ``files_deleted`` and ``duration_s``).
 
         Defaults come from ``snapshot.num-retained.min`` / ``.max``, ``snapshot.time-retained`` and
         ``snapshot.expire.limit``. Also runs after every commit unless ``write-only`` is set (as in Java).
+        ``progress(done, total)`` is called after each snapshot.
         """
+        import time as _time
+
         from laketide.table.consumers import ConsumerManager
         from laketide.table.expire import expire_snapshots
+        from laketide.table.maintenance import ExpireResult, ExpireStats
 
+        stats = ExpireStats(progress=progress)
         ConsumerManager(self.store).expire()  # consumer.expiration-time: gone readers pin nothing
-        return expire_snapshots(self.store, retain_min=retain_min, retain_max=retain_max,
-                                time_retained_ms=time_retained_ms, max_deletes=max_deletes)
+        n = expire_snapshots(self.store, retain_min=retain_min, retain_max=retain_max,
+                             time_retained_ms=time_retained_ms, max_deletes=max_deletes, stats=stats)
+        return ExpireResult(n, snapshots_expired=n, files_deleted=stats.files_deleted,
+                            duration_s=_time.monotonic() - stats.started)
 
     def remove_orphan_files(
-        self, *, older_than: _dt.datetime | _dt.timedelta | None = None, dry_run: bool = False
+        self,
+        *,
+        older_than: _dt.datetime | _dt.timedelta | None = None,
+        dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> OrphanFilesResult:
         """Delete files no snapshot or tag references, last modified before ``older_than`` (an instant or an
-        age; default one day, which keeps the files of in-flight commits). ``dry_run`` only lists them."""
+        age; default one day, which keeps the files of in-flight commits). ``dry_run`` only lists them.
+        The result has ``paths``, ``count``, ``total_bytes``, ``duration_s``; ``progress(done, total)`` is called
+        after each file deleted."""
         from laketide.table.orphan import remove_orphan_files
 
-        return remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run)
+        return remove_orphan_files(self.store, older_than=older_than, dry_run=dry_run, progress=progress)
 
     # -- row-level changes (table/dml.py) --------------------------------------------------------------------
     def delete(self, where: str | Predicate) -> ChangeResult:
