@@ -103,3 +103,17 @@ def test_argument_combinations_are_refused(table) -> None:  # noqa: ANN001
     with pytest.raises(PredicateError, match="empty"):
         table.write(data, mode="overwrite", where="  ")
     assert len(content(table)) == 6
+
+
+def test_a_concurrent_writer_of_another_partition_keeps_its_rows(catalog) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.c", SCHEMA, partition_keys=["p"])
+    t.write(rows([1, 2], ["a", "b"], 0))
+    other = catalog.table("db.c")  # a second writer, its files written before the overwrite commits
+    w = other.new_write()
+    w.write(rows([3], ["b"], 9))
+    pending = w.prepare_commit()
+    t.write(rows([4], ["a"], 1), mode="overwrite", partition_overwrite="dynamic")
+    other.commit(pending)
+    assert content(t) == [(4, "a", 1), (2, "b", 0), (3, "b", 9)]
+    t.write(rows([5], ["a"], 2), mode="overwrite", where="p = 'a'")  # and the other way round
+    assert content(t.refresh()) == [(5, "a", 2), (2, "b", 0), (3, "b", 9)]
