@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import laketide
 from laketide.exceptions import SchemaError, UnsupportedFeatureError
+from laketide.expr import filter_table, parse_where
 
 SCHEMA = pa.schema([("k", pa.int32()), ("part", pa.string()), ("name", pa.string()), ("v", pa.int64())])
 KEY = ["k", "part"]
@@ -175,3 +177,28 @@ def test_key_statistics_skip_files_without_value_stats(catalog) -> None:  # noqa
     assert scan.to_arrow().to_pylist() == [{"id": 250, "v": "x"}]
     assert t.scan(where="id >= 150 AND id < 210").explain().files == 2
     assert t.scan(where="v = 'x'").explain().files == 4  # a value predicate cannot skip PK files
+
+
+@pytest.mark.parametrize("options", [{"bucket": "1", "deletion-vectors.enabled": "true"}, {"bucket": "1"}])
+def test_key_reads_over_files_of_many_row_groups(catalog, options) -> None:  # noqa: ANN001
+    """Files with many row groups (as Java writes them): skipped groups keep row positions (deletion vectors)."""
+    schema = pa.schema([("id", pa.int64()), ("v", pa.string())])
+    t = catalog.create_table("db.rg", schema, primary_key=["id"], options=options)
+    t.write(pa.table({"id": list(range(0, 2000, 2)), "v": ["base"] * 1000}))
+    t.compact(full=True)
+    for path in {f"{s.bucket_path}/{f.file_name}" for s in t.scan().plan() for f in s.files}:
+        whole = pq.read_table(path)
+        pq.write_table(whole, path, row_group_size=100, store_schema=False)  # same rows, ten row groups
+        assert pq.ParquetFile(path).metadata.num_row_groups == 10
+    t.write(pa.table({"id": [4, 5, 1500], "v": ["new"] * 3}))
+    t.delete("id IN (6, 1502, 1998)")
+    if "deletion-vectors.enabled" in options:
+        t.compact()  # deletion vectors mark rows of the ten-group file by position
+    full = t.read()
+    for where in ["id = 4", "id = 6", "id = 1500", "id >= 1490 AND id <= 1510", "id IN (0, 5, 1502, 1996, 1998)",
+                  "id < 10", "id > 1990"]:
+        expected = filter_table(full, parse_where(where, {"id": pa.int64(), "v": pa.string()}))
+        got = t.read(where=where)
+        assert got.sort_by("id").equals(expected.sort_by("id")), where
+    assert t.lookup([4, 6, 1500, 1502, 7]).sort_by("id").to_pylist() == [{"id": 4, "v": "new"},
+                                                                          {"id": 1500, "v": "new"}]
