@@ -13,13 +13,23 @@ Paimon: KeyValueFileStoreScan (key filter pushed to files), parquet row-group fi
 
 from __future__ import annotations
 
+import datetime as _dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from laketide.expr import FieldStats, Predicate, pick_fields, referenced_fields, to_arrow_expression
+from laketide.expr import (
+    FieldStats,
+    Leaf,
+    Op,
+    Predicate,
+    pick_fields,
+    referenced_fields,
+    split_and,
+    to_arrow_expression,
+)
 from laketide.io.kv import KEY_PREFIX
 from laketide.scan.stats_test import StatsTest
 from laketide.types import (
@@ -48,6 +58,8 @@ class KeyFilter:
     predicate: Predicate  # names only key columns of the read schema
     expression: pc.Expression
     test: StatsTest
+    # ``k = v`` / ``k IN (...)`` conjuncts as (column, value set): masks by is_in, without an Acero plan per batch
+    value_sets: tuple[tuple[str, pa.Array], ...] | None = None
 
     @staticmethod
     def of(predicate: Predicate | None, *, key_names: Sequence[str], schema: pa.Schema) -> KeyFilter | None:
@@ -58,7 +70,7 @@ class KeyFilter:
         if picked is None:
             return None
         return KeyFilter(predicate=picked, expression=to_arrow_expression(picked, schema=schema),
-                         test=StatsTest(picked))
+                         test=StatsTest(picked), value_sets=_value_sets(picked, schema))
 
     @property
     def fields(self) -> set[str]:
@@ -89,4 +101,34 @@ class KeyFilter:
 
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The rows of ``batch`` (in the read schema) whose key satisfies the predicate."""
-        return batch.filter(self.expression)
+        if self.value_sets is None:
+            return batch.filter(self.expression)
+        mask = None
+        for name, values in self.value_sets:
+            hit = pc.is_in(batch.column(name), value_set=values)
+            mask = hit if mask is None else pc.and_(mask, hit)
+        return batch.filter(mask)
+
+
+# Python kinds of literals that convert to these Arrow types exactly (bool is not an int here).
+_EXACT_KINDS: tuple[tuple[Callable[[pa.DataType], bool], type], ...] = (
+    (pa.types.is_integer, int), (pa.types.is_string, str), (pa.types.is_large_string, str),
+    (pa.types.is_binary, bytes), (pa.types.is_date32, _dt.date),
+)
+
+
+def _value_sets(p: Predicate, schema: pa.Schema) -> tuple[tuple[str, pa.Array], ...] | None:
+    """Each conjunct of ``p`` as (column, values) when all are ``=`` / ``IN`` on exactly typed values, else None."""
+    out = []
+    for c in split_and(p):
+        if not isinstance(c, Leaf) or c.op not in (Op.EQ, Op.IN) or c.field not in schema.names:
+            return None
+        t = schema.field(c.field).type
+        kind = next((k for is_type, k in _EXACT_KINDS if is_type(t)), None)
+        if kind is None or not c.literals or any(type(v) is not kind for v in c.literals):
+            return None
+        try:
+            out.append((c.field, pa.array(c.literals, type=t)))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return None  # a value out of the column's range: the expression says what that means
+    return tuple(out)

@@ -77,6 +77,11 @@ class SplitRead:
         # The key part of the predicate runs before the merge (row groups by key statistics, then rows).
         self.key_filter = KeyFilter.of(predicate, key_names=list(read_schema.primary_keys),
                                        schema=self.read_arrow_schema) if self.merge is not None else None
+        # A predicate only on key columns is settled before the merge: the merge keeps keys as they are.
+        self.filter_after_merge = self.filter
+        if self.key_filter is not None and predicate is not None \
+                and referenced_fields(predicate) <= set(read_schema.primary_keys):
+            self.filter_after_merge = None
         self.batch_size = batch_size
         self.time_zone = read_schema.core_options.local_time_zone
         self._index_files: dict[str, bytes] = {}
@@ -120,8 +125,8 @@ class SplitRead:
         return lo, hi
 
     def _finish(self, table: pa.Table) -> Iterator[pa.RecordBatch]:
-        if self.filter is not None and table.num_rows:
-            table = table.filter(self.filter)
+        if self.filter_after_merge is not None and table.num_rows:
+            table = table.filter(self.filter_after_merge)
         if table.num_rows:
             if not self.output_names:  # read(columns=[]): batches of no columns that still count their rows
                 yield from table.select([]).to_batches()

@@ -107,3 +107,24 @@ def test_bucket_pruning_of_many_keys_hashes_as_writers_do(keys, buckets) -> None
     with_bad = and_(Leaf(Op.IN, "a", (*(k for k, _ in keys), 2**70)), Leaf(Op.IN, "b", tuple(s for _, s in keys)))
     if (len(domains[0]) + 1) * len(domains[1]) <= 1000:
         assert select_buckets(with_bad, bucket_keys=["a", "b"], key_types=types, num_buckets=buckets) == expected
+
+
+@given(keys=st.lists(st.integers(-3, 40), max_size=30), probe=st.lists(st.integers(-5, 45), min_size=1, max_size=8),
+       names=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4))
+def test_key_filter_value_sets_filter_as_the_expression(keys, probe, names) -> None:  # noqa: ANN001
+    schema = pa.schema([("k", pa.int32()), ("s", pa.string())])
+    batch = pa.record_batch([pa.array(keys, pa.int32()), pa.array([names[i % len(names)] for i in range(len(keys))])],
+                            schema=schema)
+    pred = and_(Leaf(Op.IN, "k", tuple(probe)), Leaf(Op.IN, "s", tuple(names[:2])))
+    kf = KeyFilter.of(pred, key_names=["k", "s"], schema=schema)
+    assert kf is not None and kf.value_sets is not None
+    assert kf.apply(batch).equals(batch.filter(kf.expression))
+
+
+def test_key_filter_value_sets_only_for_exact_values() -> None:
+    schema = pa.schema([("k", pa.int8()), ("s", pa.string())])
+    assert KeyFilter.of(col("k") == 5, key_names=["k"], schema=schema).value_sets is not None
+    assert KeyFilter.of(col("k") == 500, key_names=["k"], schema=schema).value_sets is None  # beyond int8
+    assert KeyFilter.of(col("k") > 5, key_names=["k"], schema=schema).value_sets is None
+    stamps = pa.schema([("t", pa.timestamp("ms"))])
+    assert KeyFilter.of(col("t") == "2026-11-26 09:00:00", key_names=["t"], schema=stamps).value_sets is None
