@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import laketide
 from laketide.exceptions import SchemaError, UnsupportedFeatureError
-from laketide.expr import filter_table, parse_where
+from laketide.expr import and_, col, filter_table, or_, parse_where
 
 SCHEMA = pa.schema([("k", pa.int32()), ("part", pa.string()), ("name", pa.string()), ("v", pa.int64())])
 KEY = ["k", "part"]
@@ -103,6 +103,8 @@ def test_lookup_and_key_reads_equal_oracle(tmp_path_factory, layout: str, ops, b
         if layout in DICT_ORACLE:
             assert as_dict(got) == {key: oracle[key] for key in wanted if key in oracle}
         if keys:
+            exact = or_(*(and_(col("k") == k, col("part") == part) for k, part in sorted(wanted)))
+            assert sort(t.read(where=exact)).equals(sort(got))
             ks = sorted({k for k, _ in keys})
             where = f"k IN ({', '.join(map(str, ks))})"
             assert sort(t.read(where=where)).equals(sort(full.filter(pc.field("k").isin(ks))))
