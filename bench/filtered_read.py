@@ -1,10 +1,11 @@
-"""Filtered reads on the primary key of the merged table (base + upsert): one key, and a 1% key range.
+"""Filtered reads on the primary key of the merged table (base + upsert): one key, a 1% key range, 1000 keys.
 
-- laketide: ``Table.read(where=...)``; key-range pruning of files, then the merge of what is left.
+- laketide: ``Table.read(where=...)``; key-range pruning of files and row groups, the key filter before the
+  merge of what is left; the 1000 keys through ``Table.lookup`` (Paimon's local table query).
 - floor: ``pyarrow.dataset`` with the same filter over the floor's merged Parquet file (sorted by key, written
   by ``pyarrow.parquet.write_table``: row-group statistics prune).
 - deltalake: ``to_pyarrow_table(filters=...)`` (file skipping by Delta's stats) after write + MERGE.
-- pypaimon / pypaimon-rust: a read builder with the predicate pushed down.
+- pypaimon / pypaimon-rust: a read builder with the predicate pushed down (the 1000 keys as ``is_in``).
 Tables are prepared once, untimed; each repetition is one read. Every engine must return the same rows.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -25,7 +27,8 @@ from bench.peers import pypaimon_run
 from bench.pk_table import KEY, TABLE_OPTIONS, Merged, dedupe_floor, pk_data
 from bench.suite import Peers, SuiteRun
 
-POINT, RANGE = "point lookup", "1% key range"
+POINT, RANGE, LOOKUP = "point lookup", "1% key range", "lookup 1000 keys"
+LOOKUP_KEYS = 1000
 FLOOR = "pyarrow.dataset filter"
 
 
@@ -36,12 +39,22 @@ def keys(rows: int) -> tuple[int, int, int]:
     return point, lo, lo + max(rows // 100, 1)
 
 
+def lookup_keys(rows: int) -> list[int]:
+    """1000 keys spread over the whole key space (base, upserted and new keys), some of them absent."""
+    space = rows + rows // 4 + LOOKUP_KEYS  # past the last written key: misses
+    rng = np.random.default_rng(7)
+    return sorted(int(k) for k in rng.choice(space, size=min(LOOKUP_KEYS, space), replace=False))
+
+
 def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
     base, upsert = pk_data(rows)
     merged = dedupe_floor(base, upsert)
     point, lo, hi = keys(rows)
+    batch = lookup_keys(rows)
+    batch_filter = pc.field(KEY).isin(batch)
     expected = {POINT: Merged.of(merged.filter(pc.field(KEY) == point)),
-                RANGE: Merged.of(merged.filter((pc.field(KEY) >= lo) & (pc.field(KEY) < hi)))}
+                RANGE: Merged.of(merged.filter((pc.field(KEY) >= lo) & (pc.field(KEY) < hi))),
+                LOOKUP: Merged.of(merged.filter(batch_filter))}
     rows_out = {w: m.rows for w, m in expected.items()}
     out = SuiteRun(meta={"point_key": point, "range": [lo, hi]})
     got: dict[tuple[str, str], Merged] = {}
@@ -59,6 +72,7 @@ def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
     range_filter = (pc.field(KEY) >= lo) & (pc.field(KEY) < hi)
     out.results.append(timed_read(POINT, FLOOR, lambda: dataset.to_table(filter=point_filter), floor=True))
     out.results.append(timed_read(RANGE, FLOOR, lambda: dataset.to_table(filter=range_filter), floor=True))
+    out.results.append(timed_read(LOOKUP, FLOOR, lambda: dataset.to_table(filter=batch_filter), floor=True))
 
     catalog = laketide.load_catalog(warehouse=str(work / "wh"))
     catalog.create_database("bench", exist_ok=True)
@@ -67,6 +81,7 @@ def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
     table.write(upsert)
     out.results.append(timed_read(POINT, "laketide", lambda: table.read(where=f"{KEY} = {point}")))
     out.results.append(timed_read(RANGE, "laketide", lambda: table.read(where=f"{KEY} >= {lo} AND {KEY} < {hi}")))
+    out.results.append(timed_read(LOOKUP, "laketide", lambda: table.lookup(batch)))
 
     if peers.deltalake:
         if (reason := peers.delta_skip()) is not None:
@@ -79,6 +94,8 @@ def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
                                           lambda: delta_peer.read(dpath, filters=[(KEY, "=", point)])))
             out.results.append(timed_read(RANGE, delta_peer.ENGINE,
                                           lambda: delta_peer.read(dpath, filters=[(KEY, ">=", lo), (KEY, "<", hi)])))
+            out.results.append(timed_read(LOOKUP, delta_peer.ENGINE,
+                                          lambda: delta_peer.read(dpath, filters=[(KEY, "in", batch)])))
             out.meta["deltalake"] = delta_peer.version()
     for runtime, skip in peers.pypaimon_runtimes(rows):
         engine = "pypaimon" if runtime == "python" else "pypaimon-rust"
@@ -87,7 +104,7 @@ def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
             continue
         run = pypaimon_run("filtered", base, upsert, runtime=runtime, rows=rows_out, primary_keys=[KEY],
                            options=TABLE_OPTIONS, repeat=repeat,
-                           extra={"point_key": point, "range_lo": lo, "range_hi": hi})
+                           extra={"point_key": point, "range_lo": lo, "range_hi": hi, "lookup_keys": batch})
         out.results += run.results
         for workload, (n, checksum) in run.reads.items():
             got[(workload, engine)] = Merged(rows=n, checksum=checksum)

@@ -14,7 +14,8 @@ Request: ``kind`` (below; ``"pk"`` when absent), ``warehouse`` (an empty directo
 - ``pk``: per repetition a fresh table; times "pk write" (base), "pk upsert" (upsert), "pk merge read".
 - ``append``: per repetition a fresh append table; times "append write" (base) and "full read".
 - ``filtered``: one table with base + upsert (untimed); times "point lookup" (``point_key``) and
-  "1% key range" (``range_lo`` <= key < ``range_hi``) reads with a predicate pushed to pypaimon.
+  "1% key range" (``range_lo`` <= key < ``range_hi``) reads with a predicate pushed to pypaimon, and "lookup 1000
+  keys" (``lookup_keys``, an ``is_in`` predicate) when the request lists keys.
 - ``merge_engine``: one table (``options`` carry the engine) with base + upsert (untimed); times ``workload``.
 - ``commits``: an append table; times each of ``commits`` small writes+commits of the base batch.
 
@@ -211,10 +212,14 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         else:
             key = primary_keys[0]
             point, lo, hi = int(request["point_key"]), int(request["range_lo"]), int(request["range_hi"])
+            batch = [int(k) for k in request.get("lookup_keys") or []]
             for _ in range(repeat):
                 rec.time("point lookup", lambda table=table: _read(table, lambda pb: pb.equal(key, point)), reads=True)
                 rec.time("1% key range", lambda table=table: _read(table, lambda pb: pb.between(key, lo, hi - 1)),
                          reads=True)
+                if batch:
+                    rec.time("lookup 1000 keys", lambda table=table: _read(table, lambda pb: pb.is_in(key, batch)),
+                             reads=True)
     elif kind == "commits":
         table = fresh_table("history")
         for _ in range(int(request["commits"])):

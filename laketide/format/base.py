@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError
+from laketide.expr import FieldStats
 
 __all__ = [
     "FileFormat",
@@ -183,6 +184,27 @@ class FileFormat(ABC):
         """Batches covering at least the rows at positions ``rows`` (sorted, 0-based), each with the position of
         its first row in the file. Formats that can skip parts of a file (Parquet row groups) read only the
         parts holding a selected row; by default the whole file is read (callers filter the rows)."""
+        pos = 0
+        for batch in self.read(source, columns=columns, batch_size=batch_size):
+            yield pos, batch
+            pos += batch.num_rows
+
+    def read_pruned(
+        self,
+        source: BinaryIO | str,
+        *,
+        keep: Callable[[Callable[[str], FieldStats | None], int], bool],
+        columns: Sequence[str] | None = None,
+        batch_size: int = 65536,
+    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """Batches of the parts of the file ``keep`` accepts, each with the position of its first row.
+
+        ``keep`` is asked once per part (a Parquet row group) with a function giving a column's statistics over
+        that part (None when unknown) and the part's row count (-1: unknown); parts it refuses are not
+        decoded. By default the file is one part whose statistics are unknown, read whole.
+        """
+        if not keep(lambda name: None, -1):
+            return
         pos = 0
         for batch in self.read(source, columns=columns, batch_size=batch_size):
             yield pos, batch

@@ -20,7 +20,8 @@ Paimon: org.apache.paimon.format.parquet.ParquetFileFormat, ParquetSchemaConvert
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -28,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError, UnsupportedFeatureError
+from laketide.expr import FieldStats
 from laketide.format.base import (
     FILE_COMPRESSION_KEY,
     CountingStream,
@@ -155,6 +157,24 @@ class ParquetWriter(FormatWriter):
         self._writer.close()
 
 
+def _column_stats_by_name(group: pq.RowGroupMetaData, index: Mapping[str, int], name: str) -> FieldStats | None:
+    return _column_stats(group, index.get(name))
+
+
+def _column_stats(group: pq.RowGroupMetaData, column: int | None) -> FieldStats | None:
+    """A top-level column's min / max / null count in one row group, None when the file does not say."""
+    if column is None:
+        return None
+    stats = group.column(column).statistics
+    if stats is None or not stats.has_min_max:
+        return None
+    try:
+        lo, hi = stats.min, stats.max
+    except (pa.ArrowException, ValueError):  # a logical type pyarrow cannot convert: unknown, never prunes
+        return None
+    return FieldStats(min=lo, max=hi, null_count=stats.null_count if stats.has_null_count else None)
+
+
 class ParquetFormat(FileFormat):
     """Parquet data files (Paimon's default ``file.format``)."""
 
@@ -198,6 +218,30 @@ class ParquetFormat(FileFormat):
                 for batch in parquet_file.iter_batches(batch_size=batch_size, columns=names, row_groups=[int(rg)]):
                     yield pos, batch
                     pos += batch.num_rows
+
+    def read_pruned(
+        self,
+        source: BinaryIO | str,
+        *,
+        keep: Callable[[Callable[[str], FieldStats | None], int], bool],
+        columns: Sequence[str] | None = None,
+        batch_size: int = 65536,
+    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """Only the row groups ``keep`` accepts by their column statistics are decoded."""
+        with opened_input(source, None) as stream:
+            parquet_file = self._open(stream, source)
+            names = check_columns(parquet_file.schema_arrow, columns, source=source)
+            meta = parquet_file.metadata
+            index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+            pos = 0
+            for rg in range(meta.num_row_groups):
+                group = meta.row_group(rg)
+                if keep(functools.partial(_column_stats_by_name, group, index), group.num_rows):
+                    for batch in parquet_file.iter_batches(batch_size=batch_size, columns=names, row_groups=[rg]):
+                        yield pos, batch
+                        pos += batch.num_rows
+                else:
+                    pos += group.num_rows
 
     def _read(
         self,

@@ -11,15 +11,34 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import numpy as np
+import pyarrow as pa
+
 from laketide.exceptions import SchemaError
 from laketide.expr import Leaf, Op, Predicate, split_and
-from laketide.meta.bucket import bucket_of_values
-from laketide.types import DataType
+from laketide.meta.bucket import bucket_ids, bucket_of_values
+from laketide.types import DataType, to_arrow_type
 
 __all__ = ["select_buckets"]
 
 # Past this many key combinations, hashing them costs more than scanning: keep every bucket.
 MAX_COMBINATIONS = 1000
+# From this many combinations on, they are hashed as one Arrow batch (a lookup of many keys).
+_VECTORIZED_FROM = 16
+
+
+def _buckets_vectorized(
+    combos: list[tuple[object, ...]], key_types: Sequence[DataType], num_buckets: int
+) -> set[int] | None:
+    """The buckets of ``combos`` hashed as a batch, as writers hash rows; None when a value does not fit its type
+    (the caller then goes value by value and drops those)."""
+    names = [f"k{i}" for i in range(len(key_types))]
+    try:
+        columns = [pa.array([c[i] for c in combos], type=to_arrow_type(t)) for i, t in enumerate(key_types)]
+        batch = pa.table(columns, names=names)
+        return {int(b) for b in np.unique(bucket_ids(batch, names, key_types, num_buckets))}
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
 
 
 def select_buckets(
@@ -52,8 +71,13 @@ def select_buckets(
         total *= len(d)
     if total > MAX_COMBINATIONS:
         return None
+    combos = list(itertools.product(*domains))
+    if len(combos) > _VECTORIZED_FROM:
+        hashed = _buckets_vectorized(combos, key_types, num_buckets)
+        if hashed is not None:
+            return hashed
     buckets: set[int] = set()
-    for combo in itertools.product(*domains):
+    for combo in combos:
         try:
             buckets.add(bucket_of_values(list(combo), key_types, num_buckets=num_buckets))
         except SchemaError:

@@ -19,6 +19,7 @@ from laketide.meta.paths import FileStorePathFactory, PartitionCodec
 from laketide.meta.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta, SimpleStats
 from laketide.meta.manifest_io import read_objects
 from laketide.meta.snapshot import Snapshot
+from laketide.scan.stats_test import StatsTest
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
 from laketide.types import DataType
@@ -139,8 +140,42 @@ class FileStoreScan:
             prunable = set(self.schema.primary_keys) if self.schema.primary_keys else set(self.schema.field_names)
             value_pred = _pick(predicate, prunable)
             if value_pred is not None:
-                live = [e for e in live if self._file_may_match(e, value_pred)]
+                value_test = StatsTest(value_pred)
+                live = [e for e in live if self._file_may_match(e, value_test)]
+            key_pred = _pick(predicate, set(self.schema.trimmed_primary_keys)) if self.schema.primary_keys else None
+            if key_pred is not None:
+                # The key stats are written whatever metadata.stats-mode says: they prune when value stats cannot.
+                key_test = StatsTest(key_pred)
+                live = [e for e in live if self._key_may_match(e, key_test)]
         return live
+
+    def _key_may_match(self, e: ManifestEntry, test: StatsTest) -> bool:
+        f = e.file
+        file_schema = self.schema if f.schema_id == self.schema.id else self.schema_manager.schema(f.schema_id)
+        by_id = {fld.id: fld.name for fld in self.schema.fields}
+        needed = referenced_fields(test.predicate)
+        names: list[str | None] = []
+        types, keep = [], []
+        for key in file_schema.trimmed_primary_keys:
+            fld = file_schema.field(key)
+            current = by_id.get(fld.id)
+            names.append(current)
+            types.append(fld.type)
+            keep.append(current is not None and current in needed and fld.type == self.schema.field(current).type)
+        if not any(keep):
+            return True
+        stats = _decode_stats(f.key_stats, names, types, keep=keep) or {}
+        first = names[0]
+        if keep[0] and first is not None and (first not in stats or stats[first].min is None):
+            # No key stats (metadata.stats-mode=none): the file's key range still bounds its first key column.
+            try:
+                lo = deserialize_binary_row(f.min_key, types)[0]
+                hi = deserialize_binary_row(f.max_key, types)[0]
+            except Exception:  # noqa: BLE001 - an unreadable key range never prunes
+                lo = hi = None
+            if lo is not None and hi is not None:
+                stats[first] = FieldStats(min=lo, max=hi, null_count=0)
+        return not stats or test.may_match(stats, f.row_count)
 
     def _manifest_may_match(self, m: ManifestFileMeta, pred: Predicate) -> bool:
         stats = _decode_stats(m.partition_stats, self.partition_codec.names, self.partition_codec.types)
@@ -148,13 +183,13 @@ class FileStoreScan:
             return True
         return may_match(pred, stats, m.num_added_files + m.num_deleted_files)
 
-    def _file_may_match(self, e: ManifestEntry, pred: Predicate) -> bool:
+    def _file_may_match(self, e: ManifestEntry, test: StatsTest) -> bool:
         f = e.file
         file_schema = self.schema if f.schema_id == self.schema.id else self.schema_manager.schema(f.schema_id)
         cols = f.value_stats_cols
         file_fields = list(file_schema.fields) if cols is None else [file_schema.field(c) for c in cols]
         by_id = {fld.id: fld.name for fld in self.schema.fields}
-        needed = referenced_fields(pred)
+        needed = referenced_fields(test.predicate)
         names, types, keep = [], [], []
         for fld in file_fields:
             current = by_id.get(fld.id)
@@ -166,7 +201,7 @@ class FileStoreScan:
         stats = _decode_stats(f.value_stats, names, types, keep=keep)
         if stats is None:
             return True
-        return may_match(pred, stats, f.row_count)
+        return test.may_match(stats, f.row_count)
 
 
 def _pick(pred: Predicate | None, allowed: set[str]) -> Predicate | None:

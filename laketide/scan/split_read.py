@@ -28,6 +28,7 @@ from laketide.mergetree.engines import merge_function_for
 from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
+from laketide.scan.key_filter import KeyFilter
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
@@ -73,6 +74,14 @@ class SplitRead:
         self.read_arrow_schema = pa.schema([full.field(n) for n in self.read_names])
         self.output_schema = without_field_ids(pa.schema([full.field(n) for n in self.output_names]))
         self.filter = to_arrow_expression(predicate, schema=self.read_arrow_schema) if predicate is not None else None
+        # The key part of the predicate runs before the merge (row groups by key statistics, then rows).
+        self.key_filter = KeyFilter.of(predicate, key_names=list(read_schema.primary_keys),
+                                       schema=self.read_arrow_schema) if self.merge is not None else None
+        # A predicate only on key columns is settled before the merge: the merge keeps keys as they are.
+        self.filter_after_merge = self.filter
+        if self.key_filter is not None and predicate is not None \
+                and referenced_fields(predicate) <= set(read_schema.primary_keys):
+            self.filter_after_merge = None
         self.batch_size = batch_size
         self.time_zone = read_schema.core_options.local_time_zone
         self._index_files: dict[str, bytes] = {}
@@ -90,7 +99,7 @@ class SplitRead:
             dvs = split.deletion_files or (None,) * len(split.files)
             for meta, dv, rows in zip(split.files, dvs, selections):
                 for batch in self._file_batches(meta, paths[meta.file_name], system=True, deletion=dv,
-                                                selection=rows):
+                                                selection=rows, key_filter=self.key_filter):
                     yield from self._finish(drop_retracts(pa.Table.from_batches([batch])))
             return
         for section in partition_runs(split.files, self._key_range):
@@ -104,7 +113,8 @@ class SplitRead:
     def _run_reader(self, run: list[DataFileMeta], paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:
         def read(batch_rows: int) -> Iterator[pa.Table]:
             for meta in run:
-                for batch in self.read_kv_file(meta, paths[meta.file_name], batch_size=batch_rows):
+                for batch in self._file_batches(meta, paths[meta.file_name], system=True, batch_size=batch_rows,
+                                                key_filter=self.key_filter):
                     yield pa.Table.from_batches([batch])
 
         return read
@@ -115,8 +125,8 @@ class SplitRead:
         return lo, hi
 
     def _finish(self, table: pa.Table) -> Iterator[pa.RecordBatch]:
-        if self.filter is not None and table.num_rows:
-            table = table.filter(self.filter)
+        if self.filter_after_merge is not None and table.num_rows:
+            table = table.filter(self.filter_after_merge)
         if table.num_rows:
             if not self.output_names:  # read(columns=[]): batches of no columns that still count their rows
                 yield from table.select([]).to_batches()
@@ -135,7 +145,7 @@ class SplitRead:
 
     def _file_batches(
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
-        batch_size: int | None = None, selection: FrozenBitMap | None = None,
+        batch_size: int | None = None, selection: FrozenBitMap | None = None, key_filter: KeyFilter | None = None,
     ) -> Iterator[pa.RecordBatch]:
         file_schema = self.schema_manager.schema(meta.schema_id)
         by_id = {f.id: f for f in file_schema.fields}
@@ -160,7 +170,13 @@ class SplitRead:
         try:
             with self.file_io.open_input(path) as stream:
                 size = batch_size or self.batch_size
-                if rows is None:
+                if rows is None and key_filter is not None:
+                    same_type = {name: src for name, src, cast in zip(self.read_names, source, casts)
+                                 if src is not None and cast is None}
+                    types = {name: self.read_schema.field(name).type for name in same_type}
+                    batches = fmt.read_pruned(stream, keep=key_filter.row_group_test(same_type, types),
+                                              columns=present, batch_size=size)
+                elif rows is None:
                     batches = _positioned(fmt.read(stream, columns=present, batch_size=size))
                 else:
                     batches = fmt.read_selected(stream, rows=rows, columns=present, batch_size=size)
@@ -172,6 +188,8 @@ class SplitRead:
                         keep = alive if keep is None else pc.and_(alive, keep)
                     if keep is not None:
                         out = out.filter(keep)
+                    if key_filter is not None and out.num_rows:
+                        out = key_filter.apply(out)
                     if out.num_rows:
                         yield out
         except FileIOError:

@@ -45,6 +45,7 @@ from laketide.write.table_write import TableWrite
 from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
+    from laketide.table.lookup import KeyBatch
     import pandas as pd
 
     from laketide.table.dml import ChangeResult
@@ -264,6 +265,19 @@ class Table:
                 return ranged  # a batch read with incremental-between returns the changes of the range
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
                          timestamp_ms=timestamp_ms, read_optimized=read_optimized).to_arrow()
+
+    def lookup(self, keys: KeyBatch, *, columns: Sequence[str] | None = None) -> pa.Table:
+        """The latest merged rows of the primary keys in ``keys``; keys that do not exist (or were deleted) are absent.
+
+        ``keys``: a pyarrow Table / RecordBatch or a dict with the primary key columns (partition columns
+        included, as they are part of the key), or a list of key tuples in primary-key order (plain values for
+        a one-column key). Duplicates count once; a key with a null finds nothing. Only the buckets, files and
+        row groups that may hold one of the keys are read (Paimon's local table query); rows come in no
+        particular order. The same rows as ``read(where=<key> IN (...))``.
+        """
+        from laketide.table.lookup import lookup
+
+        return lookup(self, keys, columns=columns)
 
     def incremental_scan(self) -> IncrementalScan:
         """Plans and reads the changes between snapshots (what a streaming read consumes)."""
