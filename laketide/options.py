@@ -571,6 +571,14 @@ class CoreOptions:
         fallback_keys=("log.scan.timestamp-millis",),
     )
     SCAN_TAG_NAME = _option("scan.tag-name", _S, None, "Tag to read.")
+    SOURCE_SPLIT_TARGET_SIZE = _option(
+        "source.split.target-size", _MEM, 128 << 20, "Target size of a read split of a bucket's files.",
+        check=_at_least(1),
+    )
+    SOURCE_SPLIT_OPEN_FILE_COST = _option(
+        "source.split.open-file-cost", _MEM, 4 << 20, "Least weight of a file when packing read splits.",
+        check=_at_least(1),
+    )
     READ_BATCH_SIZE = _option("read.batch-size", _I, 1024, "Rows per read batch.", check=_at_least(1))
     SCAN_TIMESTAMP = _option("scan.timestamp", _S, None, "Read the latest snapshot at or before this local time.")
     SCAN_WATERMARK = _option("scan.watermark", _L, None, "Read the first snapshot whose watermark is at least this.")
@@ -801,6 +809,8 @@ class CoreOptions:
     scan_timestamp_millis: _Value[int | None] = _Value(SCAN_TIMESTAMP_MILLIS)
     scan_tag_name: _Value[str | None] = _Value(SCAN_TAG_NAME)
     read_batch_size: _Value[int] = _Value(READ_BATCH_SIZE)
+    source_split_target_size: _Value[int] = _Value(SOURCE_SPLIT_TARGET_SIZE)
+    source_split_open_file_cost: _Value[int] = _Value(SOURCE_SPLIT_OPEN_FILE_COST)
     scan_timestamp: _Value[str | None] = _Value(SCAN_TIMESTAMP)
     scan_version: _Value[str | None] = _Value(SCAN_VERSION)
     scan_watermark: _Value[int | None] = _Value(SCAN_WATERMARK)

@@ -89,9 +89,12 @@ class SplitRead:
         if split.raw_convertible:
             dvs = split.deletion_files or (None,) * len(split.files)
             for meta, dv, rows in zip(split.files, dvs, selections):
-                for batch in self._file_batches(meta, paths[meta.file_name], system=True, deletion=dv,
+                # A file with no retraction (the metadata counts them) needs no system column at all.
+                retracts = meta.delete_row_count != 0
+                for batch in self._file_batches(meta, paths[meta.file_name], system=retracts, deletion=dv,
                                                 selection=rows):
-                    yield from self._finish(drop_retracts(pa.Table.from_batches([batch])))
+                    table = pa.Table.from_batches([batch])
+                    yield from self._finish(drop_retracts(table) if retracts else table)
             return
         for section in partition_runs(split.files, self._key_range):
             columns = len(self.read_names) + 2

@@ -99,7 +99,10 @@ class IncrementalScan:
         groups: dict[tuple[bytes, int], tuple[DataSplit | None, list[DeltaFile]]] = {}
         if full_start and start > 0:
             for split in table.scan(snapshot_id=start).plan():
-                groups[(split.partition, split.bucket)] = (split, [])
+                # A bucket may be planned as several splits (packs of files read without a merge): one per bucket.
+                earlier = groups.get((split.partition, split.bucket))
+                joined = split if earlier is None or earlier[0] is None else earlier[0].joined(split)
+                groups[(split.partition, split.bucket)] = (joined, [])
         scan = table.file_scan()
         paths = table.store.path_factory
         for sid in range(start + 1, end + 1):
