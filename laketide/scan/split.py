@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pyroaring import FrozenBitMap
 
@@ -57,7 +58,8 @@ class DataSplit:
 
     def joined(self, other: DataSplit) -> DataSplit:
         """This split and ``other`` (of the same bucket, planned after it) as one split: its files in order."""
-        def aligned(mine: tuple | None, theirs: tuple | None, a: DataSplit, b: DataSplit) -> tuple | None:
+        def aligned(mine: tuple[Any, ...] | None, theirs: tuple[Any, ...] | None, a: DataSplit,
+                    b: DataSplit) -> tuple[Any, ...] | None:
             if mine is None and theirs is None:
                 return None
             return (mine or (None,) * len(a.files)) + (theirs or (None,) * len(b.files))

@@ -81,8 +81,9 @@ class SplitRead:
     def read(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         selections = split.row_selections or (None,) * len(split.files)
         if self.merge is None:
-            for meta, path, rows in zip(split.files, split.file_paths(), selections):
-                for batch in self._file_batches(meta, path, system=False, selection=rows):
+            vectors = split.deletion_files or (None,) * len(split.files)
+            for meta, path, rows, dv in zip(split.files, split.file_paths(), selections, vectors):
+                for batch in self._file_batches(meta, path, system=False, selection=rows, deletion=dv):
                     yield from self._finish(pa.Table.from_batches([batch]))
             return
         paths = dict(zip((f.file_name for f in split.files), split.file_paths()))

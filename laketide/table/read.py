@@ -179,6 +179,8 @@ class TableScan:
             entries = [e for e in entries if e.file.level > 0]
             if options.deletion_vectors_enabled:
                 deletion_files = self._deletion_files(scan)
+        elif options.deletion_vectors_enabled:
+            deletion_files = self._deletion_files(scan)  # append tables: rows deleted by vector
         assert scan.path_factory is not None
         index_filter = FileIndexFilter(
             file_io=store.file_io, schema_manager=store.schema_manager, schema=self.schema,
