@@ -165,7 +165,8 @@ def _manager(
     new_writer, sort = _output_writer(template), SortMergeSettings.from_options(table.options)
     options = table.options
     producer = options.changelog_producer is ChangelogProducer.LOOKUP
-    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read)
+    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read,
+                           local_dir=options.local_temp_dir, max_disk_size=options.lookup_cache_max_disk_size)
               if vectors is not None or producer else None)
     rewriter: KeyValueRewriter
     if vectors is not None and lookup is not None:
