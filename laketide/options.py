@@ -507,6 +507,17 @@ class CoreOptions:
         "compaction.force-up-level-0", _B, False, "Compact level 0 away at every compaction."
     )
     FORCE_LOOKUP = _option("force-lookup", _B, False, "Keep level 0 compacted, as a lookup changelog would.")
+    LOOKUP_COMPACT = _option(
+        "lookup-compact", _S, "radical",
+        "radical: level 0 is compacted up at every commit of a lookup table; gentle: only when universal "
+        "compaction picks something, or every lookup-compact.max-interval compaction triggers.",
+        check=_one_of("radical", "gentle"),
+    )
+    LOOKUP_COMPACT_MAX_INTERVAL = _option(
+        "lookup-compact.max-interval", _I, None,
+        "Gentle mode: compaction triggers between forced level-0 compactions (default 2 x "
+        "num-sorted-run.compaction-trigger, at least that trigger).", check=_at_least(1),
+    )
     LOOKUP_CACHE_MAX_DISK_SIZE = _option(
         "lookup.cache-max-disk-size", _MEM, None,
         "Local disk a bucket writer's lookup files may take (default: no limit); the least recently used are "
@@ -856,6 +867,18 @@ class CoreOptions:
     consumer_id: _Value[str | None] = _Value(CONSUMER_ID)
     consumer_expiration_time: _Value[int | None] = _Value(CONSUMER_EXPIRATION_TIME)
     consumer_ignore_progress: _Value[bool] = _Value(CONSUMER_IGNORE_PROGRESS)
+
+    @property
+    def lookup_compact_gentle(self) -> bool:
+        return cast(str, self.get(self.LOOKUP_COMPACT)).lower() == "gentle"
+
+    @property
+    def lookup_compact_max_interval(self) -> int:
+        """Java's CoreOptions#lookupCompactMaxInterval: 2 x the run trigger by default, never below it."""
+        trigger = self.num_sorted_run_compaction_trigger
+        raw = self.get(self.LOOKUP_COMPACT_MAX_INTERVAL)
+        value = trigger * 2 if raw is None else int(raw)
+        return max(trigger, value)
 
     @property
     def incremental_between_scan_mode(self) -> str:
