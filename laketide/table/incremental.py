@@ -58,10 +58,15 @@ class BucketChanges:
 class IncrementalScan:
     """Plans and reads the changes of a table between snapshots; picklable parts only in its plans."""
 
-    def __init__(self, table: Table, *, read_schema: TableSchema | None = None) -> None:
-        """Rows come evolved to ``read_schema`` (default: the table's current schema)."""
+    def __init__(self, table: Table, *, read_schema: TableSchema | None = None, source: str | None = None) -> None:
+        """Rows come evolved to ``read_schema`` (default: the table's current schema). ``source``: ``"delta"``
+        (the data files of APPEND snapshots), ``"changelog"`` (the changelog files) or None: the changelog of a
+        primary-key table with a ``changelog-producer``, else the deltas (Java's incremental scan modes)."""
+        if source not in (None, "delta", "changelog"):
+            raise ValueError(f"source must be 'delta', 'changelog' or None, got {source!r}")
         self.table = table
         self.read_schema = read_schema or table.schema
+        self.source = source
 
     def snapshot_cost(self, snapshot_id: int) -> tuple[int, int]:
         """(files, rows) snapshot ``snapshot_id`` adds to a stream of changes; (0, 0) if it adds none or is gone."""
@@ -84,6 +89,8 @@ class IncrementalScan:
 
     @property
     def _from_changelog(self) -> bool:
+        if self.source is not None:
+            return self.source == "changelog"
         return bool(self.table.primary_keys) and self.table.options.changelog_producer is not ChangelogProducer.NONE
 
     def _change_files(self, snap: Snapshot) -> str | None:
