@@ -104,6 +104,10 @@ class PendingChange:
 
     def abort(self) -> None:
         self.table.abort(self.messages)
+        if any(m.new_index_files for m in self.messages):
+            from laketide.table.dv_delete import drop_unreferenced_index_files
+
+            drop_unreferenced_index_files(self.table, self.messages)
 
     def _files_dropped(self, sid: int) -> int:
         snapshot = self.table.snapshot(sid)

@@ -14,7 +14,8 @@ spark DeleteFromPaimonTableCommand (deletion-vector mode)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from laketide.table.dml import PendingChange
     from laketide.table.table import Table
 
-__all__ = ["plan_vector_change", "restore_bucket_vectors"]
+__all__ = ["drop_unreferenced_index_files", "plan_vector_change", "restore_bucket_vectors"]
 
 
 def restore_bucket_vectors(table: Table, index_files: tuple[IndexFileMeta, ...]) -> BucketDeletionVectors:
@@ -114,3 +115,14 @@ def _drop_index_files(table: Table, messages: list[CommitMessage]) -> None:
     for m in messages:
         for f in m.new_index_files:
             table.deleter.delete(paths.index_file_path(f.file_name, f.external_path))
+
+
+def drop_unreferenced_index_files(table: Table, messages: Sequence[CommitMessage]) -> None:
+    """Delete the new index files of change messages that were not committed (the latest snapshot does not list
+    them: a commit that lost a conflict), so a refused change leaves nothing behind."""
+    latest = table.snapshot_manager.latest_snapshot()
+    live = set()
+    if latest is not None:
+        live = {e.index_file.file_name for e in table.store.new_scan().index_entries(latest)}
+    _drop_index_files(table, [replace(m, new_index_files=tuple(f for f in m.new_index_files
+                                                                if f.file_name not in live)) for m in messages])

@@ -3,6 +3,8 @@ rewritten), reads apply them, compaction rewrites files without their deleted ro
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pytest
 
@@ -105,9 +107,11 @@ def test_concurrent_deletes_of_one_bucket_conflict(table) -> None:  # noqa: ANN0
     first = plan_delete(table, "id = 1")
     table.delete(where="id = 2")
     snapshot = table.latest_snapshot().id
+    index_files = set(os.listdir(f"{table.path}/index"))
     with pytest.raises(CommitConflictError, match="deletion vectors"):
         first.commit()
     assert table.latest_snapshot().id == snapshot
+    assert set(os.listdir(f"{table.path}/index")) < index_files, "the refused change's index file is removed"
     assert {r["id"] for r in table.read().to_pylist() if r["id"] < 3} == {0, 1}
 
 
