@@ -272,6 +272,16 @@ def _bucket_check(value: int) -> str | None:
     return None if value > 0 or value in (-1, -2) else "-1 (dynamic), -2 (postpone) or a number > 0"
 
 
+def _one_of(*values: str) -> Check:
+    return lambda value: None if str(value).lower() in values else f"one of {', '.join(values)}"
+
+
+def _absolute_dir(value: str) -> str | None:
+    # A relative directory would depend on where each process runs; '..' would leave the chosen directory.
+    parts = value.replace("\\", "/").split("/")
+    return None if value.startswith("/") and ".." not in parts else "an absolute local directory without '..'"
+
+
 # Formats Paimon ships a FileFormatFactory for; Java discovers more via SPI, none of which laketide reads.
 FILE_FORMATS = frozenset({"parquet", "orc", "avro", "csv", "text", "json", "blob", "row", "mosaic", "lance"})
 
@@ -499,6 +509,38 @@ class CoreOptions:
         "compaction.force-up-level-0", _B, False, "Compact level 0 away at every compaction."
     )
     FORCE_LOOKUP = _option("force-lookup", _B, False, "Keep level 0 compacted, as a lookup changelog would.")
+    LOOKUP_COMPACT = _option(
+        "lookup-compact", _S, "radical",
+        "radical: level 0 is compacted up at every commit of a lookup table; gentle: only when universal "
+        "compaction picks something, or every lookup-compact.max-interval compaction triggers.",
+        check=_one_of("radical", "gentle"),
+    )
+    LOOKUP_COMPACT_MAX_INTERVAL = _option(
+        "lookup-compact.max-interval", _I, None,
+        "Gentle mode: compaction triggers between forced level-0 compactions (default 2 x "
+        "num-sorted-run.compaction-trigger, at least that trigger).", check=_at_least(1),
+    )
+    LOOKUP_CACHE_MAX_DISK_SIZE = _option(
+        "lookup.cache-max-disk-size", _MEM, None,
+        "Local disk a bucket writer's lookup files may take (default: no limit); the least recently used are "
+        "dropped beyond it (and rebuilt when needed).", check=_at_least(1),
+    )
+    LOOKUP_CACHE_SPILL_COMPRESSION = _option(
+        "lookup.cache-spill-compression", _S, "zstd",
+        "Compression of Java's spilled lookup cache: zstd, none, lz4 or lzo. laketide's lookup files stay "
+        "uncompressed (memory-mapped Arrow), so it checks the value only.", check=_one_of("zstd", "none", "lz4", "lzo"),
+    )
+    LOOKUP_LOCAL_FILE_TYPE = _option(
+        "lookup.local-file-type", _S, "sort",
+        "Paimon 0.8-1.x's local lookup file layout: sort or hash. laketide's lookup file is one Arrow file per "
+        "data file, rows in the data file's (key) order, probed by hash join: both values are accepted.",
+        check=_one_of("sort", "hash"),
+    )
+    LOCAL_TEMP_DIR = _option(
+        "local-temp-dir", _S, None,
+        "Local directory for lookup files (default: the system temp dir; Java takes its IOManager's temp dirs).",
+        check=_absolute_dir,
+    )
     FULL_COMPACTION_DELTA_COMMITS = _option(
         "full-compaction.delta-commits", _I, None, "Force a full compaction every N commits.", check=_at_least(1)
     )
@@ -573,6 +615,14 @@ class CoreOptions:
         fallback_keys=("log.scan.timestamp-millis",),
     )
     SCAN_TAG_NAME = _option("scan.tag-name", _S, None, "Tag to read.")
+    SOURCE_SPLIT_TARGET_SIZE = _option(
+        "source.split.target-size", _MEM, 128 << 20, "Target size of a read split of a bucket's files.",
+        check=_at_least(1),
+    )
+    SOURCE_SPLIT_OPEN_FILE_COST = _option(
+        "source.split.open-file-cost", _MEM, 4 << 20, "Least weight of a file when packing read splits.",
+        check=_at_least(1),
+    )
     READ_BATCH_SIZE = _option("read.batch-size", _I, 1024, "Rows per read batch.", check=_at_least(1))
     SCAN_TIMESTAMP = _option("scan.timestamp", _S, None, "Read the latest snapshot at or before this local time.")
     SCAN_WATERMARK = _option("scan.watermark", _L, None, "Read the first snapshot whose watermark is at least this.")
@@ -791,6 +841,8 @@ class CoreOptions:
     compaction_optimization_interval: _Value[int | None] = _Value(COMPACTION_OPTIMIZATION_INTERVAL)
     compaction_force_up_level_0: _Value[bool] = _Value(COMPACTION_FORCE_UP_LEVEL_0)
     force_lookup: _Value[bool] = _Value(FORCE_LOOKUP)
+    lookup_cache_max_disk_size: _Value[int | None] = _Value(LOOKUP_CACHE_MAX_DISK_SIZE)
+    local_temp_dir: _Value[str | None] = _Value(LOCAL_TEMP_DIR)
     sequence_field_sort_order: _Value[str] = _Value(SEQUENCE_FIELD_SORT_ORDER)
     dynamic_bucket_assigner_parallelism: _Value[int | None] = _Value(DYNAMIC_BUCKET_ASSIGNER_PARALLELISM)
     dynamic_bucket_max_buckets: _Value[int] = _Value(DYNAMIC_BUCKET_MAX_BUCKETS)
@@ -809,6 +861,8 @@ class CoreOptions:
     scan_timestamp_millis: _Value[int | None] = _Value(SCAN_TIMESTAMP_MILLIS)
     scan_tag_name: _Value[str | None] = _Value(SCAN_TAG_NAME)
     read_batch_size: _Value[int] = _Value(READ_BATCH_SIZE)
+    source_split_target_size: _Value[int] = _Value(SOURCE_SPLIT_TARGET_SIZE)
+    source_split_open_file_cost: _Value[int] = _Value(SOURCE_SPLIT_OPEN_FILE_COST)
     scan_timestamp: _Value[str | None] = _Value(SCAN_TIMESTAMP)
     scan_version: _Value[str | None] = _Value(SCAN_VERSION)
     scan_watermark: _Value[int | None] = _Value(SCAN_WATERMARK)
@@ -821,6 +875,18 @@ class CoreOptions:
     consumer_id: _Value[str | None] = _Value(CONSUMER_ID)
     consumer_expiration_time: _Value[int | None] = _Value(CONSUMER_EXPIRATION_TIME)
     consumer_ignore_progress: _Value[bool] = _Value(CONSUMER_IGNORE_PROGRESS)
+
+    @property
+    def lookup_compact_gentle(self) -> bool:
+        return cast(str, self.get(self.LOOKUP_COMPACT)).lower() == "gentle"
+
+    @property
+    def lookup_compact_max_interval(self) -> int:
+        """Java's CoreOptions#lookupCompactMaxInterval: 2 x the run trigger by default, never below it."""
+        trigger = self.num_sorted_run_compaction_trigger
+        raw = self.get(self.LOOKUP_COMPACT_MAX_INTERVAL)
+        value = trigger * 2 if raw is None else int(raw)
+        return max(trigger, value)
 
     @property
     def incremental_between_scan_mode(self) -> str:

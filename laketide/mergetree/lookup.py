@@ -6,6 +6,10 @@ process holds only what a lookup touches). Row ``i`` of the lookup file is row p
 which is what a deletion vector marks. Lookup files live as long as the bucket's writer (so a long-lived writer
 reads each data file from the table's file system once) and are dropped with the data file.
 
+They go to ``local-temp-dir`` (default: the system temp dir); ``lookup.cache-max-disk-size`` bounds the disk
+they take: beyond it the least recently used are removed, and rebuilt from their data file when a lookup needs
+them again (as Java's lookup file cache evicts). The bound counts per bucket writer.
+
 A lookup is one hash join per file of the probe keys against the file's keys (floating keys compared through
 their Java order rank, so -0.0 / NaN match as Java's comparator does), level by level from the lowest: a key
 found at one level is not looked up further. Rows already deleted by a deletion vector do not count.
@@ -19,12 +23,14 @@ import os
 import shutil
 import tempfile
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
+from laketide.exceptions import InvalidOptionError
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.key_order import order_column, py_key
 from laketide.mergetree.levels import Levels
@@ -54,25 +60,54 @@ class LookupLevels:
         key_names: Sequence[str],
         read_file: Callable[[DataFileMeta, int], Iterator[pa.Table]],
         local_dir: str | None = None,
+        max_disk_size: int | None = None,
     ) -> None:
         self.levels = levels
         self.key_names = list(key_names)
         self.read_file = read_file
         self._local_dir = local_dir
+        self._max_disk_size = max_disk_size
         self._dir: str | None = None
-        self._files: dict[str, str] = {}  # data file name -> its local lookup file
+        # data file name -> its local lookup file, least recently used first
+        self._files: OrderedDict[str, str] = OrderedDict()
+        self._sizes: dict[str, int] = {}
         self._finalizer: weakref.finalize[[str, bool], LookupLevels] | None = None
+        self.evictions = 0  # lookup files dropped to stay within max_disk_size
+
+    @property
+    def disk_size(self) -> int:
+        """Bytes the local lookup files take now."""
+        return sum(self._sizes.values())
 
     # -- local files -------------------------------------------------------------------------------------------
     def _root(self) -> str:
         if self._dir is None:
-            self._dir = tempfile.mkdtemp(prefix="laketide-lookup-", dir=self._local_dir)
+            try:
+                if self._local_dir is not None:
+                    os.makedirs(self._local_dir, exist_ok=True)
+                self._dir = tempfile.mkdtemp(prefix="laketide-lookup-", dir=self._local_dir)
+            except OSError as e:
+                raise InvalidOptionError(
+                    f"local-temp-dir {self._local_dir!r}: cannot create lookup files there: {e}"
+                ) from e
             self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, True)
         return self._dir
 
+    def _evict_beyond_budget(self, keep: str) -> None:
+        if self._max_disk_size is None:
+            return
+        while self.disk_size > self._max_disk_size and len(self._files) > 1:
+            oldest = next(iter(self._files))
+            if oldest == keep:
+                break
+            self.forget(oldest)
+            self.evictions += 1
+
     def _local(self, f: DataFileMeta) -> pa.Table:
         path = self._files.get(f.file_name)
-        if path is None:
+        if path is not None:
+            self._files.move_to_end(f.file_name)
+        else:
             path = os.path.join(self._root(), f"{f.file_name}.arrow")
             tmp = path + ".tmp"
             writer: pa.ipc.RecordBatchFileWriter | None = None
@@ -90,12 +125,15 @@ class LookupLevels:
                 return pa.table({})
             os.replace(tmp, path)
             self._files[f.file_name] = path
+            self._sizes[f.file_name] = os.path.getsize(path)
+            self._evict_beyond_budget(keep=f.file_name)
         # The mapped buffers keep the mapping alive after the file object is gone.
         return pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
 
     def forget(self, file_name: str) -> None:
         """The file left the bucket: drop its lookup file."""
         path = self._files.pop(file_name, None)
+        self._sizes.pop(file_name, None)
         if path is not None and os.path.exists(path):
             os.remove(path)
 
@@ -103,6 +141,7 @@ class LookupLevels:
         if self._finalizer is not None:
             self._finalizer()
         self._files.clear()
+        self._sizes.clear()
         self._dir = None
 
     # -- lookups -----------------------------------------------------------------------------------------------

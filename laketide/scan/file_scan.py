@@ -119,8 +119,13 @@ class FileStoreScan:
         predicate: Predicate | None = None,
         buckets: set[int] | None = None,
         manifests: list[ManifestFileMeta] | None = None,
+        prune_by_values: bool = False,
     ) -> list[ManifestEntry]:
-        """The live files of ``snapshot`` that may hold rows matching ``predicate``."""
+        """The live files of ``snapshot`` that may hold rows matching ``predicate``.
+
+        ``prune_by_values``: a primary-key file may be dropped by value stats too (deletion-vector reads: an
+        older version is deleted by vector, so dropping a newer one cannot resurrect it; Java's value filter).
+        """
         part_names = set(self.schema.partition_keys)
         part_pred = _pick(predicate, part_names)
         entries: list[ManifestEntry] = []
@@ -137,7 +142,8 @@ class FileStoreScan:
         if predicate is not None:
             # A PK file holds old versions too: only key predicates may drop it (a value predicate could drop
             # the file with the newest version and resurrect an older one).
-            prunable = set(self.schema.primary_keys) if self.schema.primary_keys else set(self.schema.field_names)
+            keyed = self.schema.primary_keys and not prune_by_values
+            prunable = set(self.schema.primary_keys) if keyed else set(self.schema.field_names)
             value_pred = _pick(predicate, prunable)
             if value_pred is not None:
                 value_test = StatsTest(value_pred)

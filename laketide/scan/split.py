@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pyroaring import FrozenBitMap
 
 from laketide.meta.manifest import DataFileMeta, ManifestEntry
 from laketide.meta.paths import FileStorePathFactory
 
-__all__ = ["DataSplit", "generate_splits"]
+__all__ = ["DataSplit", "generate_splits", "pack_files", "raw_convertible_bucket"]
 
 SPLIT_TARGET_SIZE = 128 * 1024 * 1024
 SPLIT_OPEN_FILE_COST = 4 * 1024 * 1024
@@ -46,6 +47,28 @@ class DataSplit:
     def row_count(self) -> int:
         return sum(f.row_count for f in self.files)
 
+    def per_file(self) -> list[DataSplit]:
+        """A raw-convertible split as one split per file (each read on its own, in parallel); else itself."""
+        if not self.raw_convertible or len(self.files) <= 1:
+            return [self]
+        return [replace(self, files=(f,),
+                        deletion_files=None if self.deletion_files is None else (self.deletion_files[i],),
+                        row_selections=None if self.row_selections is None else (self.row_selections[i],))
+                for i, f in enumerate(self.files)]
+
+    def joined(self, other: DataSplit) -> DataSplit:
+        """This split and ``other`` (of the same bucket, planned after it) as one split: its files in order."""
+        def aligned(mine: tuple[Any, ...] | None, theirs: tuple[Any, ...] | None, a: DataSplit,
+                    b: DataSplit) -> tuple[Any, ...] | None:
+            if mine is None and theirs is None:
+                return None
+            return (mine or (None,) * len(a.files)) + (theirs or (None,) * len(b.files))
+
+        return replace(self, files=self.files + other.files,
+                       raw_convertible=self.raw_convertible and other.raw_convertible,
+                       deletion_files=aligned(self.deletion_files, other.deletion_files, self, other),
+                       row_selections=aligned(self.row_selections, other.row_selections, self, other))
+
     def file_paths(self) -> list[str]:
         return [f.external_path or f"{self.bucket_path}/{f.file_name}" for f in self.files]
 
@@ -64,7 +87,9 @@ def generate_splits(
     """Group files per (partition, bucket), ordered by sequence number, bin-packed to ``target_size``.
 
     With ``merge`` (primary-key tables without deletion vectors) a bucket is one split: its sorted runs must be
-    merged together. ``deletion_files`` makes every split raw-convertible (deletion-vector mode).
+    merged together -- unless its files are all in one level above 0 with no retractions (nothing to merge).
+    ``deletion_files`` makes every split raw-convertible (deletion-vector mode). Raw-convertible buckets are
+    packed file by file up to ``target_size`` (``source.split.target-size``).
 
     ``row_selections`` (data file name -> row positions, from file indexes) travel with the splits.
 
@@ -81,13 +106,16 @@ def generate_splits(
         files.sort(key=lambda f: (f.min_sequence_number, f.file_name))
         values = paths.partition_codec.values(partition)
         bucket_path = paths.bucket_dir(partition, bucket)
-        if deletion_files is not None:
-            dvs = deletion_files.get((partition, bucket), {})
-            splits.append(DataSplit(
-                snapshot_id=snapshot_id, partition=partition, partition_values=values, bucket=bucket,
-                bucket_path=bucket_path, files=tuple(files),
-                deletion_files=tuple(dvs.get(f.file_name) for f in files),
-            ))
+        if deletion_files is not None or (merge and raw_convertible_bucket(files)):
+            # Files read one by one with no merge: pack them by size, like append files (Java:
+            # MergeTreeSplitGenerator#splitForBatch, rawConvertible groups).
+            dvs = deletion_files.get((partition, bucket), {}) if deletion_files is not None else None
+            for group in pack_files(files, target_size=target_size, open_file_cost=open_file_cost):
+                splits.append(DataSplit(
+                    snapshot_id=snapshot_id, partition=partition, partition_values=values, bucket=bucket,
+                    bucket_path=bucket_path, files=tuple(group),
+                    deletion_files=None if dvs is None else tuple(dvs.get(f.file_name) for f in group),
+                ))
             continue
         if merge:
             raw = len(files) == 1 and not files[0].delete_row_count
@@ -112,6 +140,31 @@ def generate_splits(
     return [s if not any(f.file_name in row_selections for f in s.files)
             else replace(s, row_selections=tuple(row_selections.get(f.file_name) for f in s.files))
             for s in splits]
+
+
+def raw_convertible_bucket(files: Sequence[DataFileMeta]) -> bool:
+    """A primary-key bucket whose files need no merge: all in one level above 0 (which holds each key once) and
+    none with a retraction (Java: MergeTreeSplitGenerator's ``rawConvertible && oneLevel``)."""
+    return (bool(files) and all(f.level > 0 and f.delete_row_count == 0 for f in files)
+            and len({f.level for f in files}) == 1)
+
+
+def pack_files(files: Sequence[DataFileMeta], *, target_size: int, open_file_cost: int) -> list[list[DataFileMeta]]:
+    """Consecutive files packed in order until a pack would pass ``target_size`` (Java: BinPacking.packForOrdered;
+    a file weighs at least ``open_file_cost``)."""
+    packs: list[list[DataFileMeta]] = []
+    pack: list[DataFileMeta] = []
+    weight = 0
+    for f in files:
+        w = max(f.file_size, open_file_cost)
+        if pack and weight + w > target_size:
+            packs.append(pack)
+            pack, weight = [], 0
+        pack.append(f)
+        weight += w
+    if pack:
+        packs.append(pack)
+    return packs
 
 
 def _split(sid: int, partition: bytes, values: tuple[object, ...], bucket: int, path: str,

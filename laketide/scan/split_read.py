@@ -90,17 +90,21 @@ class SplitRead:
     def read(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         selections = split.row_selections or (None,) * len(split.files)
         if self.merge is None:
-            for meta, path, rows in zip(split.files, split.file_paths(), selections):
-                for batch in self._file_batches(meta, path, system=False, selection=rows):
+            vectors = split.deletion_files or (None,) * len(split.files)
+            for meta, path, rows, dv in zip(split.files, split.file_paths(), selections, vectors):
+                for batch in self._file_batches(meta, path, system=False, selection=rows, deletion=dv):
                     yield from self._finish(pa.Table.from_batches([batch]))
             return
         paths = dict(zip((f.file_name for f in split.files), split.file_paths()))
         if split.raw_convertible:
             dvs = split.deletion_files or (None,) * len(split.files)
             for meta, dv, rows in zip(split.files, dvs, selections):
-                for batch in self._file_batches(meta, paths[meta.file_name], system=True, deletion=dv,
+                # A file with no retraction (the metadata counts them) needs no system column at all.
+                retracts = meta.delete_row_count != 0
+                for batch in self._file_batches(meta, paths[meta.file_name], system=retracts, deletion=dv,
                                                 selection=rows, key_filter=self.key_filter):
-                    yield from self._finish(drop_retracts(pa.Table.from_batches([batch])))
+                    table = pa.Table.from_batches([batch])
+                    yield from self._finish(drop_retracts(table) if retracts else table)
             return
         for section in partition_runs(split.files, self._key_range):
             columns = len(self.read_names) + 2

@@ -19,13 +19,15 @@ Four Structured Streaming queries, each run with ``Trigger.AvailableNow`` once p
 3. ``wide_shipments``: shipments -> the shipment columns of ``shop.order_wide``;
 4. ``customer_agg``: the wide table's changes -> ``shop.customer_agg`` (aggregation engine: sums per customer).
 
-Retractions into the aggregation. Without a changelog producer an upsert carries no before-image (-U), and the
-partial-update table's change rows are partial anyway; so the last hop works like Paimon's ``lookup`` changelog
-producer, at the consumer: for each micro-batch it takes the keys that changed, looks up their merged rows in the
-wide table (the after-images) and their previously aggregated rows in a private state table ``shop.agg_state``
-(the before-images), and writes -U(before) / +U(after) pairs, which the sum functions retract and add. The state
-and the aggregation are committed with (commit user, batch id), so a micro-batch Spark replays after a crash is
-either skipped or recomputed from the state as it was before that batch.
+Retractions into the aggregation. The ODS and the wide table use ``changelog-producer = lookup``: each commit's
+compaction looks the changed keys up and writes a changelog with the merged rows, an update as a -U (the row as it
+was) / +U (the row as it is now) pair, a removed row as -D with its last image. The aggregation hop maps each
+change row of the wide table to one contribution of its order (-U / -D retract it, +I / +U add it), and the sum
+functions retract and add; no before-image state is kept by the job. Rows whose order has not arrived yet (a
+shipment first: no customer) contribute nothing on either side. The aggregation is committed with (commit user,
+batch id), so a micro-batch Spark replays after a crash is skipped if it landed and applied once otherwise. The
+wide-orders hop leaves the ODS's -U rows out: the wide table takes each order's latest image (+I / +U) and its
+deletion (-D).
 
 Then the job prints the final tables, a time-travel read of the ODS, compacts the ODS as a Spark job and prints its
 snapshot history.
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Cdc",
     "PipelineResult",
+    "contributions",
     "generate_cdc",
     "run_pipeline",
     "main",
@@ -78,23 +81,18 @@ WIDE_SCHEMA = pa.schema([
     ("amount", AMOUNT), ("order_seq", pa.int64()), ("carrier", pa.string()), ("ship_status", pa.string()),
     ("ship_seq", pa.int64()), ("op", pa.string()),
 ])
-STATE_SCHEMA = pa.schema([
-    pa.field("order_id", pa.int64(), nullable=False), ("customer_id", pa.int64()), ("amount", AMOUNT),
-    ("delivered", pa.int64()),
-])
 AGG_SCHEMA = pa.schema([
     pa.field("customer_id", pa.int64(), nullable=False), ("orders", pa.int64()), ("revenue", TOTAL),
     ("delivered", pa.int64()), ("op", pa.string()),
 ])
 
-ODS_OPTIONS = {"bucket": "2", "rowkind.field": "op", "sequence.field": "seq"}
+ODS_OPTIONS = {"bucket": "2", "rowkind.field": "op", "sequence.field": "seq", "changelog-producer": "lookup"}
 WIDE_OPTIONS = {
-    "bucket": "2", "merge-engine": "partial-update", "rowkind.field": "op",
+    "bucket": "2", "merge-engine": "partial-update", "rowkind.field": "op", "changelog-producer": "lookup",
     "fields.order_seq.sequence-group": "customer_id,status,amount",
     "fields.ship_seq.sequence-group": "carrier,ship_status",
     "partial-update.remove-record-on-sequence-group": "order_seq",
 }
-STATE_OPTIONS = {"bucket": "2"}
 AGG_OPTIONS = {
     "bucket": "1", "merge-engine": "aggregation", "rowkind.field": "op",
     "fields.orders.aggregate-function": "sum", "fields.revenue.aggregate-function": "sum",
@@ -250,50 +248,26 @@ def _create_tables(warehouse: str) -> dict[str, Any]:
                                 exist_ok=True),
         "wide": cat.create_table("shop.order_wide", WIDE_SCHEMA, primary_key=["order_id"], options=WIDE_OPTIONS,
                                  exist_ok=True),
-        "state": cat.create_table("shop.agg_state", STATE_SCHEMA, primary_key=["order_id"], options=STATE_OPTIONS,
-                                  exist_ok=True),
         "agg": cat.create_table("shop.customer_agg", AGG_SCHEMA, primary_key=["customer_id"], options=AGG_OPTIONS,
                                 exist_ok=True),
     }
 
 
+_RETRACTIONS = ("-U", "-D")
+
+
 def _aggregate_batch(tables: dict[str, Any], commit_user: str) -> Callable[[DataFrame, int], None]:
-    """The ``foreachBatch`` of the last hop: -U(before) / +U(after) per changed order into the aggregation."""
-    from laketide.expr import col
+    """The ``foreachBatch`` of the last hop: each change row of the wide table (its lookup changelog) becomes one
+    contribution of its order to its customer's sums, retracted for -U / -D, added for +I / +U."""
     from laketide.spark.writer import committed_before
 
-    state, wide, agg = tables["state"], tables["wide"], tables["agg"]
+    agg = tables["agg"]
 
     def apply(batch: DataFrame, batch_id: int) -> None:
-        state_now, agg_now = state.refresh(), agg.refresh()
+        agg_now = agg.refresh()
         if committed_before(agg_now, commit_user, batch_id):
-            return  # a replay of a batch that fully landed
-        keys = batch.select("order_id").distinct().toArrow().column("order_id")
-        if len(keys) == 0:
-            return
-        where = col("order_id").isin(keys.to_pylist())
-        landed = _snapshot_of(state_now, commit_user, batch_id)
-        if landed is None:
-            before = state_now.read(where=where)
-            merged = wide.refresh().read(where=where, columns=["order_id", "customer_id", "amount", "ship_status"])
-            merged = merged.filter(pc.is_valid(merged.column("customer_id")))  # shipment seen, order not yet
-            delivered = pc.cast(pc.fill_null(pc.equal(merged.column("ship_status"), "delivered"), False), pa.int64())
-            after = pa.table({"order_id": merged.column("order_id"), "customer_id": merged.column("customer_id"),
-                              "amount": merged.column("amount"), "delivered": delivered}, schema=STATE_SCHEMA)
-            w = state_now.new_write()
-            if after.num_rows:
-                w.write(after)
-            gone = pc.filter(before.column("order_id"),
-                             pc.invert(pc.is_in(before.column("order_id"), value_set=after.column("order_id"))))
-            if len(gone):
-                w.delete(pa.table({"order_id": gone}))
-            state_now.commit(w.prepare_commit(), commit_user=commit_user, commit_identifier=batch_id)
-        else:
-            # The state landed but the aggregation did not: redo it from the state around that commit.
-            first = _first_snapshot_of(state_now, commit_user, batch_id, landed)
-            before = state_now.read(where=where, snapshot_id=first - 1) if first > 1 else STATE_SCHEMA.empty_table()
-            after = state_now.read(where=where, snapshot_id=landed)
-        rows = _retract_and_add(before, after)
+            return  # a replay of a batch that landed
+        rows = contributions(batch.select("rowkind", "customer_id", "amount", "ship_status").toArrow())
         if rows.num_rows:
             w = agg_now.new_write()
             w.write(rows)
@@ -302,54 +276,18 @@ def _aggregate_batch(tables: dict[str, Any], commit_user: str) -> Callable[[Data
     return apply
 
 
-def _retract_and_add(before: pa.Table, after: pa.Table) -> pa.Table:
-    """-U rows for the old contribution of each changed order, +U rows for its new one (unchanged ones skipped)."""
-    cols = ["order_id", "customer_id", "amount", "delivered"]
-    before, after = before.select(cols), after.select(cols)
-    joined = before.join(after, "order_id", join_type="full outer", left_suffix="_b", right_suffix="_a")
-    same = pc.fill_null(pc.and_(pc.and_(pc.equal(joined["customer_id_b"], joined["customer_id_a"]),
-                                        pc.equal(joined["amount_b"], joined["amount_a"])),
-                                pc.equal(joined["delivered_b"], joined["delivered_a"])), False)
-    changed = joined.filter(pc.invert(same))
-
-    def side(suffix: str, kind: str) -> pa.Table:
-        part = changed.filter(pc.is_valid(changed[f"customer_id{suffix}"]))
-        n = part.num_rows
-        return pa.table({
-            "customer_id": part[f"customer_id{suffix}"], "orders": pa.array(np.ones(n, np.int64)),
-            "revenue": pc.cast(part[f"amount{suffix}"], TOTAL), "delivered": part[f"delivered{suffix}"],
-            "op": pa.array([kind] * n, pa.string()),
-        }, schema=AGG_SCHEMA)
-
-    return pa.concat_tables([side("_b", "-U"), side("_a", "+U")])
-
-
-def _snapshot_of(table: Any, commit_user: str, identifier: int) -> int | None:
-    """The newest snapshot ``commit_user`` committed for ``identifier``, if it did."""
-    sm = table.snapshot_manager
-    sid = sm.latest_snapshot_id()
-    earliest = sm.earliest_snapshot_id() or 1
-    while sid is not None and sid >= earliest:
-        s = sm.snapshot(sid)
-        if s.commit_user == commit_user:
-            if s.commit_identifier == identifier:
-                return int(sid)
-            if s.commit_identifier < identifier:
-                return None
-        sid -= 1
-    return None
-
-
-def _first_snapshot_of(table: Any, commit_user: str, identifier: int, last: int) -> int:
-    """The first snapshot of the commit (an APPEND may be followed by its writer's COMPACT)."""
-    sm = table.snapshot_manager
-    first = last
-    while first > 1:
-        s = sm.snapshot(first - 1)
-        if s.commit_user != commit_user or s.commit_identifier != identifier:
-            break
-        first -= 1
-    return first
+def contributions(changes: pa.Table) -> pa.Table:
+    """Change rows (``rowkind``, ``customer_id``, ``amount``, ``ship_status``) as rows of ``shop.customer_agg``:
+    one order each, retracted (-U) for -U / -D, added (+U) for +I / +U; rows with no customer yet are skipped."""
+    changes = changes.filter(pc.is_valid(changes.column("customer_id")))
+    retract = pc.is_in(changes.column("rowkind"), value_set=pa.array(_RETRACTIONS))
+    delivered = pc.cast(pc.fill_null(pc.equal(changes.column("ship_status"), "delivered"), False), pa.int64())
+    n = changes.num_rows
+    return pa.table({
+        "customer_id": changes.column("customer_id"), "orders": pa.array(np.ones(n, np.int64)),
+        "revenue": pc.cast(changes.column("amount"), TOTAL), "delivered": delivered,
+        "op": pc.if_else(retract, "-U", "+U"),
+    }, schema=AGG_SCHEMA)
 
 
 def run_pipeline(
@@ -385,7 +323,8 @@ def run_pipeline(
 
     def wide_orders(cp: str) -> Any:
         changes = ls.read_stream(spark, "shop.orders_ods", warehouse=warehouse)
-        rows = changes.withColumn("order_seq", changes["seq"]).withColumn("op", changes["rowkind"])
+        latest = changes.where(changes["rowkind"] != "-U")  # the wide table takes after-images and deletions
+        rows = latest.withColumn("order_seq", latest["seq"]).withColumn("op", latest["rowkind"])
         return ls.write_stream(_conform(rows, WIDE_SCHEMA), "shop.order_wide", warehouse=warehouse, checkpoint=cp,
                                trigger={"availableNow": True}, query_name="wide_orders")
 

@@ -165,7 +165,8 @@ def _manager(
     new_writer, sort = _output_writer(template), SortMergeSettings.from_options(table.options)
     options = table.options
     producer = options.changelog_producer is ChangelogProducer.LOOKUP
-    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read)
+    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read,
+                           local_dir=options.local_temp_dir, max_disk_size=options.lookup_cache_max_disk_size)
               if vectors is not None or producer else None)
     rewriter: KeyValueRewriter
     if vectors is not None and lookup is not None:
@@ -345,21 +346,24 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
             manager.rewriter.close()
         index = _index_writer(table, tw, vectors)() if vectors is not None else IndexFileChanges()
         return _message(table, task, result, index)
-    if task.has_deletion_vectors:
-        raise UnsupportedFeatureError(
-            f"Table {table.name}: bucket {task.bucket} has deletion vectors; laketide does not compact append "
-            f"tables with deletion vectors yet (it would bring deleted rows back)"
-        )
+    # Rewritten files leave their deleted rows (and their vectors) behind; other files keep their vectors.
+    append_vectors = _restore_vectors(table, task.dv_index_files) if task.has_deletion_vectors else None
     append_settings = AppendCompactSettings.from_options(table.options)
     if table.options.bucket <= 0:
         picked = pack_unaware(files, append_settings, full=full)
     else:
         window = pick_bucketed(files, append_settings, full=full)
         picked = [window] if window else []
+    if full and append_vectors is not None:
+        # A full compaction leaves no deleted row behind, even in a file the strategy would keep as it is.
+        chosen = {f.file_name for group in picked for f in group}
+        marked = [f for f in files if f.file_name not in chosen and append_vectors.vector_of(f.file_name)]
+        picked = [*picked, marked] if marked else picked
     result = CompactResult()
     for group in picked:
-        result += _rewrite_append(table, tw, group, task.bucket_dir)
-    return _message(table, task, result)
+        result += _rewrite_append(table, tw, group, task.bucket_dir, vectors=append_vectors)
+    changes = _index_writer(table, tw, append_vectors)() if append_vectors is not None else None
+    return _message(table, task, result, changes)
 
 
 def compact_table(
@@ -421,14 +425,26 @@ def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:
     table.abort(kept)
 
 
-def _rewrite_append(table: Table, tw: TableWrite, files: Sequence[DataFileMeta], bucket_dir: str) -> CompactResult:
+def _rewrite_append(
+    table: Table, tw: TableWrite, files: Sequence[DataFileMeta], bucket_dir: str,
+    *, vectors: BucketDeletionVectors | None = None,
+) -> CompactResult:
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     reader = table.store.new_read()
     writer = _file_writer(tw, bucket_dir, level=0, next_sequence_number=ordered[0].min_sequence_number)
     try:
         for f in ordered:
+            deleted = vectors.deleted_mask(f.file_name, f.row_count) if vectors is not None else None
+            position = 0
             for batch in reader.read_file(f, f.external_path or f"{bucket_dir}/{f.file_name}"):
-                writer.write(pa.Table.from_batches([batch]))
+                rows = pa.Table.from_batches([batch])
+                if deleted is not None:
+                    rows = rows.filter(pa.array(~deleted[position:position + batch.num_rows]))
+                    position += batch.num_rows
+                if rows.num_rows:
+                    writer.write(rows)
+            if vectors is not None:
+                vectors.remove(f.file_name)
         after = writer.close()
     except BaseException:  # even an interrupt: delete the half-written outputs, then re-raise
         writer.abort()

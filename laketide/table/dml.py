@@ -104,6 +104,10 @@ class PendingChange:
 
     def abort(self) -> None:
         self.table.abort(self.messages)
+        if any(m.new_index_files for m in self.messages):
+            from laketide.table.dv_delete import drop_unreferenced_index_files
+
+            drop_unreferenced_index_files(self.table, self.messages)
 
     def _files_dropped(self, sid: int) -> int:
         snapshot = self.table.snapshot(sid)
@@ -207,6 +211,12 @@ def plan_delete(table: Table, where: str | Predicate) -> PendingChange:
         keys = _key_columns(table)
         matched = table.scan(columns=keys, where=predicate).to_arrow()
         return _write_pk(table, matched, RowKind.DELETE, rows_deleted=matched.num_rows)
+    if table.store.options.deletion_vectors_enabled:
+        from laketide.table.dv_delete import plan_vector_change
+
+        pending, deleted = plan_vector_change(table, predicate, row_mask=row_mask)
+        pending.rows_deleted = deleted
+        return pending
     return _rewrite_append(table, predicate, lambda rows, mask: (rows.filter(pa.array(~mask)), int(mask.sum())),
                            verb="delete", count_as="deleted")
 
@@ -230,6 +240,18 @@ def plan_update(table: Table, values: Mapping[str, SetValue], where: str | Predi
         updated = _set_where(matched, np.ones(matched.num_rows, dtype=bool),
                              evaluate_values(table, matched, values, verb="update"))
         return _write_pk(table, updated, RowKind.INSERT, rows_updated=matched.num_rows, rows_deleted=0)
+
+    if table.store.options.deletion_vectors_enabled:
+        # The old rows are deleted by vector, the new ones appended (in the same commit).
+        from laketide.table.dv_delete import plan_vector_change
+
+        def replaced(chosen: pa.Table) -> pa.Table:
+            return _set_where(chosen, np.ones(chosen.num_rows, dtype=bool),
+                              evaluate_values(table, chosen, values, verb="update"))
+
+        pending, updated = plan_vector_change(table, predicate, row_mask=row_mask, replace_rows=replaced)
+        pending.rows_updated = updated
+        return pending
 
     def transform(rows: pa.Table, mask: np.ndarray) -> tuple[pa.Table, int]:
         chosen = rows.filter(pa.array(mask))

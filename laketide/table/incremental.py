@@ -58,10 +58,15 @@ class BucketChanges:
 class IncrementalScan:
     """Plans and reads the changes of a table between snapshots; picklable parts only in its plans."""
 
-    def __init__(self, table: Table, *, read_schema: TableSchema | None = None) -> None:
-        """Rows come evolved to ``read_schema`` (default: the table's current schema)."""
+    def __init__(self, table: Table, *, read_schema: TableSchema | None = None, source: str | None = None) -> None:
+        """Rows come evolved to ``read_schema`` (default: the table's current schema). ``source``: ``"delta"``
+        (the data files of APPEND snapshots), ``"changelog"`` (the changelog files) or None: the changelog of a
+        primary-key table with a ``changelog-producer``, else the deltas (Java's incremental scan modes)."""
+        if source not in (None, "delta", "changelog"):
+            raise ValueError(f"source must be 'delta', 'changelog' or None, got {source!r}")
         self.table = table
         self.read_schema = read_schema or table.schema
+        self.source = source
 
     def __repr__(self) -> str:
         source = "changelog files" if self._from_changelog else "data file deltas"
@@ -88,6 +93,8 @@ class IncrementalScan:
 
     @property
     def _from_changelog(self) -> bool:
+        if self.source is not None:
+            return self.source == "changelog"
         return bool(self.table.primary_keys) and self.table.options.changelog_producer is not ChangelogProducer.NONE
 
     def _change_files(self, snap: Snapshot) -> str | None:
@@ -103,7 +110,10 @@ class IncrementalScan:
         groups: dict[tuple[bytes, int], tuple[DataSplit | None, list[DeltaFile]]] = {}
         if full_start and start > 0:
             for split in table.scan(snapshot_id=start).plan():
-                groups[(split.partition, split.bucket)] = (split, [])
+                # A bucket may be planned as several splits (packs of files read without a merge): one per bucket.
+                earlier = groups.get((split.partition, split.bucket))
+                joined = split if earlier is None or earlier[0] is None else earlier[0].joined(split)
+                groups[(split.partition, split.bucket)] = (joined, [])
         scan = table.file_scan()
         paths = table.store.path_factory
         for sid in range(start + 1, end + 1):

@@ -171,7 +171,8 @@ class TableScan:
             self.predicate, bucket_keys=bucket_keys, num_buckets=options.bucket,
             key_types=[self.schema.field(k).type for k in bucket_keys],
         )
-        entries = scan.plan(self.snapshot, predicate=self.predicate, buckets=buckets)
+        dv_read = bool(self.schema.primary_keys) and options.deletion_vectors_enabled
+        entries = scan.plan(self.snapshot, predicate=self.predicate, buckets=buckets, prune_by_values=dv_read)
         deletion_files = None
         if self.read_optimized and self.schema.primary_keys:
             # Only the top level: one sorted run per bucket, read file by file without a merge.
@@ -185,6 +186,8 @@ class TableScan:
             entries = [e for e in entries if e.file.level > 0]
             if options.deletion_vectors_enabled:
                 deletion_files = self._deletion_files(scan)
+        elif options.deletion_vectors_enabled:
+            deletion_files = self._deletion_files(scan)  # append tables: rows deleted by vector
         assert scan.path_factory is not None
         index_filter = FileIndexFilter(
             file_io=store.file_io, schema_manager=store.schema_manager, schema=self.schema,
@@ -198,6 +201,8 @@ class TableScan:
             snapshot_id=self.snapshot.id,
             paths=scan.path_factory,
             merge=bool(self.schema.primary_keys),
+            target_size=options.source_split_target_size,
+            open_file_cost=options.source_split_open_file_cost,
             deletion_files=deletion_files,
             row_selections=indexed.selections,
         )
@@ -262,7 +267,8 @@ class TableScan:
 
     def to_arrow(self) -> pa.Table:
         """Read every split into one table; splits are read in parallel (decoding releases the GIL)."""
-        splits = self.plan()
+        # Raw-convertible splits (deletion vectors, one level, append) are read file by file in parallel.
+        splits = [part for split in self.plan() for part in split.per_file()]
         workers = min(len(splits), os.cpu_count() or 1)
         if workers <= 1:
             batches = [b for split in splits for b in self.read_split(split)]

@@ -348,20 +348,21 @@ class Table:
             return None
         start, end = ranged
         mode = self.options.incremental_between_scan_mode
-        if mode == "changelog":
-            from laketide.exceptions import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError(
-                f"Table {self.name}: incremental-between-scan-mode 'changelog' needs changelog files, which laketide "
-                f"does not read yet; use 'delta' or 'diff'"
-            )
-        scan = IncrementalScan(self)
+        # auto: the changelog of a table with a changelog-producer, else the deltas (Java: toSnapshotScanMode).
+        scan = IncrementalScan(self, source=mode if mode in ("delta", "changelog") else None)
         first = start.id + 1 if start is not None else 1
-        complete = all(self.snapshot_manager.snapshot_exists(i) for i in range(first, end.id + 1))
-        if mode == "delta" and not complete:
+        changelog = mode == "changelog" or (mode == "auto" and scan._from_changelog)
+        kept = self.store.changelog_manager
+
+        def present(sid: int) -> bool:
+            # Decoupled changelog retention keeps a changelog after its snapshot expired.
+            return self.snapshot_manager.snapshot_exists(sid) or (changelog and kept.try_changelog(sid) is not None)
+
+        complete = all(present(i) for i in range(first, end.id + 1))
+        if mode in ("delta", "changelog") and not complete:
             raise NoSuchSnapshotError(
-                f"Table {self.name}: incremental-between-scan-mode 'delta' needs snapshots {first}..{end.id}, some of "
-                f"which have expired; use 'diff' (or 'auto')"
+                f"Table {self.name}: incremental-between-scan-mode {mode!r} needs snapshots {first}..{end.id}, some "
+                f"of which have expired; use 'diff' (or 'auto')"
             )
         if mode != "diff" and complete:
             return scan.to_arrow(start.id if start is not None else 0, end.id, columns=columns,

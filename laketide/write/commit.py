@@ -160,7 +160,10 @@ class FileStoreCommit:
         self._key_index_base = min(bases, key=lambda b: b.snapshot_id or 0) if bases else None
         if self._key_index_base is not None:
             properties = {**(properties or {}), KEY_INDEX_WRITER: self._key_index_base.writer_id}
-        if not overwrite and not added and not removed and not compact:
+        # Deletion vectors of a row-level delete on an append table: an index-only change, committed as Java does
+        # (an OVERWRITE snapshot, ConflictDetection#shouldBeOverwriteCommit).
+        vectors = any(e.index_file.index_type == "DELETION_VECTORS" for e in self._index_changes)
+        if not overwrite and not added and not removed and not compact and not vectors:
             return None
         check_origin(messages, table_path=self.table_path, table_name=self.table_name, schema=self.schema,
                      scan=self._scan())
@@ -172,10 +175,11 @@ class FileStoreCommit:
         # A file some snapshot holds already: these messages were committed before (checked once here against
         # the snapshots since the write; each attempt checks the latest snapshot's live files again).
         refuse_committed(self._committed_files().find(messages, latest), table_name=self.table_name)
-        if not (overwrite or added or removed):
+        if not (overwrite or added or removed or vectors):
             return self._commit_compact(compact, commit_identifier=commit_identifier, properties=properties)
         sid = self._commit_changes(added, removed, commit_identifier=commit_identifier,
-                                   overwrite_filter=overwrite_filter, overwrite=overwrite, properties=properties)
+                                   overwrite_filter=overwrite_filter, overwrite=overwrite, properties=properties,
+                                   vectors=vectors)
         if sid is None or not compact:
             return sid
         # One commit of a compacting writer yields two snapshots (seed 001 3.3.6): APPEND, then COMPACT. The APPEND
@@ -201,9 +205,11 @@ class FileStoreCommit:
         overwrite_filter: Predicate | None,
         overwrite: bool,
         properties: dict[str, str] | None,
+        vectors: bool = False,
     ) -> int | None:
-        # Replacing files (a copy-on-write delete or update) is an OVERWRITE, as in Java (shouldBeOverwriteCommit).
-        kind = CommitKind.OVERWRITE if overwrite or removed else CommitKind.APPEND
+        # Replacing files (a copy-on-write delete or update) or deleting rows by vector is an OVERWRITE, as in Java
+        # (shouldBeOverwriteCommit).
+        kind = CommitKind.OVERWRITE if overwrite or removed or vectors else CommitKind.APPEND
 
         def plan(latest: Snapshot | None) -> list[ManifestEntry] | None:
             delta = list(removed)

@@ -32,6 +32,7 @@ from laketide.schema.table_schema import TableSchema
 __all__ = [
     "check_deletion_vector_conflicts",
     "check_hash_index_conflicts",
+    "check_vectors_name_live_files",
     "combine_index_entries",
     "index_changes",
     "next_index_manifest",
@@ -157,6 +158,27 @@ def check_deletion_vector_conflicts(
             )
 
 
+def check_vectors_name_live_files(
+    live: Sequence[ManifestEntry], changes: Sequence[IndexManifestEntry], delta: Sequence[ManifestEntry], *,
+    table_name: str,
+) -> None:
+    """Fail when a new deletion vector belongs to a data file that is gone: a concurrent compaction rewrote it
+    after the rows were marked (append tables; Java: ConflictDetection's deletion-vector check)."""
+    added = [e for e in changes if e.kind is FileKind.ADD and e.index_file.index_type == "DELETION_VECTORS"]
+    if not added:
+        return
+    names = {e.file.file_name for e in live}
+    names -= {e.file.file_name for e in delta if e.kind is FileKind.DELETE}
+    names |= {e.file.file_name for e in delta if e.kind is FileKind.ADD}
+    for e in added:
+        gone = sorted(m.data_file_name for m in e.index_file.dv_ranges or () if m.data_file_name not in names)
+        if gone:
+            raise CommitConflictError(
+                f"Commit to table {table_name}: deletion vectors of data files {gone[:3]} that a concurrent commit "
+                f"removed (compacted or overwritten); run the change again from the latest snapshot"
+            )
+
+
 def next_index_manifest(
     *,
     file_io: FileIO,
@@ -192,6 +214,8 @@ def next_index_manifest(
         return previous
     check_hash_index_conflicts(live, changes, table_name=table_name)
     check_deletion_vector_conflicts(live, changes, table_name=table_name)
+    if not schema.primary_keys and latest is not None:
+        check_vectors_name_live_files(scan.plan(latest), changes, delta, table_name=table_name)
     unaware = not schema.primary_keys and schema.core_options.bucket == -1
     return _write(file_io, table_path, schema.core_options,
                   combine_index_entries(live, changes, bucket_unaware=unaware))

@@ -102,3 +102,17 @@ def test_pypaimon_reads_a_table_with_input_changelog(catalog, warehouse, pypaimo
     ours = _by_key(t.read(), ["id", "dt"])
     theirs = pypaimon.read(warehouse, "db.cl").select(SCHEMA.names).cast(SCHEMA)
     assert _by_key(theirs, ["id", "dt"]) == ours
+
+
+@pytest.mark.parametrize("bucket", ["-1", "2"])
+def test_pypaimon_reads_an_append_table_deleted_by_vectors(catalog, warehouse, pypaimon, bucket: str) -> None:  # noqa: ANN001
+    options = {"bucket": bucket, "deletion-vectors.enabled": "true", **({"bucket-key": "id"} if bucket != "-1" else {})}
+    t = catalog.create_table("db.adv", SCHEMA, partition_keys=["dt"], options=options)
+    t.write(pa.concat_tables([_batch(range(0, 120), "d1", "base"), _batch(range(0, 30), "d2", "base")]))
+    t.delete(where="id < 10 OR id IN (50, 51, 119)")
+    t.update({"name": "'changed'"}, where="id BETWEEN 20 AND 24")
+    assert _vector_count(t) > 0
+    ours = sorted(t.read().to_pylist(), key=lambda r: (r["id"], r["dt"]))
+    assert len(ours) == 150 - 10 * 2 - 3 and sum(r["name"] == "changed" for r in ours) == 10
+    theirs = pypaimon.read(warehouse, "db.adv").select(SCHEMA.names).cast(SCHEMA)
+    assert sorted(theirs.to_pylist(), key=lambda r: (r["id"], r["dt"])) == ours

@@ -1,5 +1,6 @@
-"""The demo's streaming chain (CDC -> ODS -> partial-update wide table -> aggregation) equals a plain-Python
-computation over the generated CDC events; the aggregation hop survives a crash between its two commits."""
+"""The demo's streaming chain (CDC -> ODS -> partial-update wide table -> aggregation, the last hop fed by the wide
+table's lookup changelog) equals a plain-Python computation over the generated CDC events and a GROUP BY of the
+wide table; the aggregation hop applies a replayed micro-batch exactly once."""
 
 from __future__ import annotations
 
@@ -60,6 +61,18 @@ def test_streaming_chain_equals_batch_computation(spark, wh: str, tmp_path: Path
     emptied = {k: v for k, v in got.items() if v[0] == 0}
     assert all(v == (0, decimal.Decimal(0), 0) for v in emptied.values())  # all orders moved away or deleted
     assert {k: v for k, v in got.items() if v[0] != 0} == agg
+    # ... which is the GROUP BY of the source of the last hop (the wide table as read in batch).
+    grouped: dict[int, tuple[int, decimal.Decimal, int]] = {}
+    for w in result.wide.to_pylist():
+        if w["customer_id"] is not None:
+            n, revenue, delivered = grouped.get(w["customer_id"], (0, decimal.Decimal(0), 0))
+            grouped[w["customer_id"]] = (n + 1, revenue + w["amount"], delivered + (w["ship_status"] == "delivered"))
+    assert {k: v for k, v in got.items() if v[0] != 0} == grouped
+    # The hop consumed real before-images: the wide table's changelog has -U rows, and no state table exists.
+    catalog = laketide.load_catalog(warehouse=wh)
+    kinds = set(catalog.table("shop.order_wide").read_changes().column("rowkind").to_pylist())
+    assert {"-U", "+U"} <= kinds
+    assert "agg_state" not in catalog.list_tables("shop")
 
     # Time travel to the end of round 0 sees exactly the first round's events applied.
     ods_table = laketide.load_catalog(warehouse=wh).table("shop.orders_ods")
@@ -68,53 +81,51 @@ def test_streaming_chain_equals_batch_computation(spark, wh: str, tmp_path: Path
         _expected_ods([cdc.orders[0]])
 
 
-class _Batch:
-    """Just enough of a micro-batch DataFrame for the aggregation hop: the changed order ids."""
-
-    def __init__(self, ids: list[int]) -> None:
-        self.ids = ids
-
-    def select(self, *_columns: str) -> _Batch:
-        return self
-
-    def distinct(self) -> _Batch:
-        return self
-
-    def toArrow(self) -> pa.Table:  # noqa: N802 - Spark's name
-        return pa.table({"order_id": pa.array(self.ids, pa.int64())})
+def _changes(spark, *rows: tuple[str, int | None, str, str | None]):  # noqa: ANN001, ANN202
+    """A micro-batch of the wide table's changelog, as the stream source gives it (only the columns the hop reads)."""
+    table = pa.table({
+        "rowkind": [r[0] for r in rows], "customer_id": pa.array([r[1] for r in rows], pa.int64()),
+        "amount": pa.array([decimal.Decimal(r[2]) for r in rows], demo.AMOUNT),
+        "ship_status": pa.array([r[3] for r in rows], pa.string()),
+    })
+    return spark.createDataFrame(table.to_pandas())
 
 
-def _wide_rows(*rows: tuple[int, int, str, str | None]) -> pa.Table:
-    return pa.Table.from_pylist([
-        {"order_id": k, "customer_id": c, "status": "paid", "amount": decimal.Decimal(a), "order_seq": k,
-         "carrier": "dhl" if s else None, "ship_status": s, "ship_seq": 1 if s else None, "op": "+I"}
-        for k, c, a, s in rows], schema=demo.WIDE_SCHEMA)
-
-
-def test_aggregation_hop_is_exactly_once_across_a_crash(wh: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_aggregation_hop_applies_a_replayed_batch_once(spark, wh: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     tables = demo._create_tables(wh)
     apply = demo._aggregate_batch(tables, "agg-test")
-    wide, agg = tables["wide"], tables["agg"]
+    agg = tables["agg"]
 
     def totals() -> dict[int, tuple[int, decimal.Decimal, int]]:
         return {r["customer_id"]: (r["orders"], r["revenue"], r["delivered"]) for r in agg.refresh().read().to_pylist()}
 
-    wide.write(_wide_rows((1, 10, "5.00", None), (2, 10, "7.50", "delivered"), (3, 20, "1.25", None)))
-    apply(_Batch([1, 2, 3]), 0)
+    first = _changes(spark, ("+I", 10, "5.00", None), ("+I", 10, "7.50", "delivered"), ("+I", 20, "1.25", None),
+                     ("+I", None, "0.00", "in_transit"))  # a shipment before its order: no customer, no contribution
+    apply(first, 0)
     assert totals() == {10: (2, decimal.Decimal("12.50"), 1), 20: (1, decimal.Decimal("1.25"), 0)}
-    apply(_Batch([1, 2, 3]), 0)  # Spark replays a batch that landed: nothing changes
+    apply(first, 0)  # Spark replays a batch that landed: nothing changes
     assert totals() == {10: (2, decimal.Decimal("12.50"), 1), 20: (1, decimal.Decimal("1.25"), 0)}
 
-    # Order 1 moves to customer 20 and gets delivered; the job dies after the state commit, before the aggregation.
-    wide.write(_wide_rows((1, 20, "6.00", "delivered")))
+    # An order moves from customer 10 to 20 and gets delivered (-U / +U), another one is deleted (-D); the job dies
+    # in the aggregation commit, and Spark replays the batch.
+    second = _changes(spark, ("-U", 10, "5.00", None), ("+U", 20, "6.00", "delivered"), ("-D", 20, "1.25", None))
     real_commit = type(agg).commit
     monkeypatch.setattr(type(agg), "commit", lambda self, *a, **k: (_ for _ in ()).throw(OSError("crash"))
                         if self.name.endswith("customer_agg") else real_commit(self, *a, **k))
     with pytest.raises(OSError, match="crash"):
-        apply(_Batch([1]), 1)
+        apply(second, 1)
     monkeypatch.undo()
-    wide.write(_wide_rows((1, 20, "9.00", "delivered")))  # a later change the replay must not pick up yet
-    apply(_Batch([1]), 1)  # the replay recomputes from the state as it was around batch 1
-    assert totals() == {10: (1, decimal.Decimal("7.50"), 1), 20: (2, decimal.Decimal("7.25"), 1)}
-    apply(_Batch([1]), 2)  # the next batch brings the later change
-    assert totals() == {10: (1, decimal.Decimal("7.50"), 1), 20: (2, decimal.Decimal("10.25"), 1)}
+    assert totals() == {10: (2, decimal.Decimal("12.50"), 1), 20: (1, decimal.Decimal("1.25"), 0)}
+    apply(second, 1)
+    apply(second, 1)
+    assert totals() == {10: (1, decimal.Decimal("7.50"), 1), 20: (1, decimal.Decimal("6.00"), 1)}
+
+
+def test_contributions_retract_and_add() -> None:
+    changes = pa.table({"rowkind": ["+I", "-U", "+U", "-D", "+I"], "customer_id": pa.array([1, 1, 2, 2, None]),
+                        "amount": pa.array([decimal.Decimal("1.00")] * 5, demo.AMOUNT),
+                        "ship_status": ["delivered", None, None, "delivered", None]})
+    out = demo.contributions(changes)
+    assert out.column("op").to_pylist() == ["+U", "-U", "+U", "-U"]
+    assert out.column("customer_id").to_pylist() == [1, 1, 2, 2]
+    assert out.column("delivered").to_pylist() == [1, 0, 0, 1]

@@ -57,6 +57,8 @@ class CompactionSettings:
     force_level0: bool  # level 0 is invisible to readers: compact it away at every commit
     deletion_vectors: bool  # old rows are deleted by vector: retractions can go at any output level
     full_delta_commits: int | None
+    # lookup-compact = gentle: level 0 is forced up only every this many compaction triggers (None: radical)
+    lookup_compact_max_interval: int | None = None
 
     @staticmethod
     def from_options(options: CoreOptions) -> CompactionSettings:
@@ -79,7 +81,17 @@ class CompactionSettings:
             force_level0=lookup or dv,
             deletion_vectors=dv,
             full_delta_commits=options.full_compaction_delta_commits,
+            # Java's needLookup (not compaction.force-up-level-0 alone) decides whether gentle mode applies.
+            lookup_compact_max_interval=(
+                options.lookup_compact_max_interval
+                if options.lookup_compact_gentle and (dv or (lookup and not _force_up_only(options))) else None
+            ),
         )
+
+
+def _force_up_only(options: CoreOptions) -> bool:
+    return not (options.merge_engine is MergeEngine.FIRST_ROW or options.changelog_producer is ChangelogProducer.LOOKUP
+                or options.force_lookup)
 
 
 def _last_full_compaction_ms(files: Sequence[DataFileMeta], num_levels: int) -> int | None:
@@ -100,7 +112,9 @@ def strategy_for(settings: CompactionSettings, restored: Sequence[DataFileMeta])
         max_size_amp=settings.max_size_amp, size_ratio=settings.size_ratio,
         num_run_compaction_trigger=settings.run_trigger, early_full=early,
     )
-    return ForceUpLevel0Compaction(universal) if settings.force_level0 else universal
+    if not settings.force_level0:
+        return universal
+    return ForceUpLevel0Compaction(universal, max_interval=settings.lookup_compact_max_interval)
 
 
 class MergeTreeCompactManager:
@@ -212,7 +226,7 @@ class CompactingMergeTreeWriter:
             self._compact(full=True)
         else:
             self._compact(full=False)
-        if self.manager.settings.force_level0:
+        if self.manager.settings.force_level0 and self.manager.settings.lookup_compact_max_interval is None:
             while self.manager.levels.level0 and self._compact(full=False):
                 pass
         return self.writer.prepare_commit()

@@ -167,11 +167,23 @@ class UniversalCompaction:
 class ForceUpLevel0Compaction:
     """Universal compaction that, when it picks nothing, still moves every level-0 file up.
 
-    Used where level 0 is invisible to readers (first-row, deletion vectors, lookup changelog).
+    Used where level 0 is invisible to readers (first-row, deletion vectors, lookup changelog). With
+    ``max_interval`` (``lookup-compact = gentle``) level 0 is forced up only at every ``max_interval``-th pick
+    that universal compaction leaves empty.
     """
 
     universal: UniversalCompaction
+    max_interval: int | None = None
+    _triggers: int = 0
 
     def pick(self, num_levels: int, runs: Sequence[LevelSortedRun]) -> CompactUnit | None:
         unit = self.universal.pick(num_levels, runs)
-        return unit if unit is not None else self.universal.force_pick_l0(num_levels, runs)
+        if unit is not None:
+            return unit
+        if self.max_interval is None:
+            return self.universal.force_pick_l0(num_levels, runs)
+        self._triggers += 1
+        if self._triggers < self.max_interval:
+            return None
+        self._triggers = 0
+        return self.universal.force_pick_l0(num_levels, runs)
