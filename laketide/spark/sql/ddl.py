@@ -176,7 +176,7 @@ def alter(ctx: SqlContext, tree: exp.Alter) -> DataFrame:
                     move = Move.first() if where == "FIRST" else Move.after(position.this.name)
                 changes.append(AddColumn(name=col.name, type=field.type, comment=comment, move=move))
         elif isinstance(action, exp.Drop):
-            changes.extend(DropColumn(c.name) for c in action.expressions)
+            changes.extend(DropColumn(c.name) for c in action.args.get("tables") or [])  # sqlglot: "tables"
         elif isinstance(action, exp.RenameColumn):
             changes.append(RenameColumn(action.this.name, action.args["to"].name))
         elif isinstance(action, exp.AlterColumn):
@@ -218,7 +218,7 @@ def drop(ctx: SqlContext, tree: exp.Drop) -> DataFrame:
     if kind in ("DATABASE", "SCHEMA"):
         ctx.catalog.drop_database(tree.this.name, ignore_missing=exists_ok, cascade=bool(tree.args.get("cascade")))
     elif kind == "TABLE":
-        for t in tree.expressions:
+        for t in tree.args.get("tables") or []:  # sqlglot keeps DROP TABLE's names under "tables"
             name = ctx.name_of(t)
             if not exists_ok:
                 ctx.require_table(name)
