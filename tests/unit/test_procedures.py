@@ -11,6 +11,7 @@ import pytest
 import laketide
 from laketide.catalog.procedures import PROCEDURES, call_procedure, parse_partitions
 from laketide.exceptions import InvalidOptionError, NoSuchProcedureError
+from laketide.schema.changes import SetOption
 
 
 @pytest.fixture()
@@ -59,3 +60,17 @@ def test_parse_partitions() -> None:
     assert parse_partitions("") is None
     with pytest.raises(InvalidOptionError):
         parse_partitions("dt")
+
+
+def test_branch_fast_forward_and_rewrite_file_index(cat) -> None:  # noqa: ANN001
+    call_procedure(cat, "create_tag", [], {"table": "db.t", "tag": "t1", "snapshot_id": 1})
+    call_procedure(cat, "create_branch", [], {"table": "db.t", "branch": "b1", "tag": "t1"})
+    branch = cat.table("db.t$branch_b1")
+    branch.write(pa.table({"id": [7], "dt": ["c"]}, schema=branch.arrow_schema))
+    call_procedure(cat, "fast_forward", ["db.t", "b1"])
+    assert sorted(r["id"] for r in cat.table("db.t").read().to_pylist()) == [1, 2, 7]
+    table = cat.table("db.t")
+    table.alter(SetOption("file-index.bloom-filter.columns", "id"))
+    before = table.latest_snapshot().id
+    assert call_procedure(cat, "rewrite_file_index", [], {"table": "db.t"}) == [True]
+    assert cat.table("db.t").latest_snapshot().id == before + 1
