@@ -28,7 +28,7 @@ ROOT = HERE.parent
 SIZE_SUITES = ("append", "pk", "compaction", "filtered", "merge_engines", "dynamic_bucket")
 # memory: peak RSS at --memory-rows against 1.2M rows, each step in a fresh process (about 2 minutes at 10M).
 # file_index: 2M rows in 20 files (issue 17's size) once, not at every size.
-ALL_SUITES = (*SIZE_SUITES, "commit_latency", "memory", "file_index", "spark")
+ALL_SUITES = (*SIZE_SUITES, "commit_latency", "memory", "file_index", "spark", "spark_sql")
 DEFAULT_SIZES = "100000,500000,2000000"
 SUITE_TIMEOUT_S = 1800
 
@@ -105,6 +105,8 @@ def main(argv: list[str] | None = None) -> None:
         plan.append(("file_index", args.file_index_rows))
     if "spark" in suites:
         plan.append(("spark", spark_rows))
+    if "spark_sql" in suites:
+        plan.append(("spark_sql", spark_rows))
     t0 = time.perf_counter()
     payloads = []
     with tempfile.TemporaryDirectory(prefix="laketide-bench-") as tmp:

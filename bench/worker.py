@@ -30,6 +30,7 @@ from bench import (
     memory,
     merge_engines,
     pk_table,
+    spark_sql,
 )
 from bench.harness import Result, cannot_run
 from bench.suite import Peers, SuiteRun
@@ -44,6 +45,7 @@ SUITES: dict[str, Callable[..., SuiteRun]] = {
     "commit_latency": commit_latency.collect,
     "memory": memory.collect,
     "file_index": file_index.collect,
+    "spark_sql": spark_sql.collect,
 }
 SPARK = "spark"
 # spark_bench's own result keys end in " <engine> s"; these are the engines it names.

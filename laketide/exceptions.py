@@ -188,3 +188,11 @@ class CommitStateUnknownError(CommitError):
 
 class InjectedFaultError(FileIOError):
     """An artificial storage failure raised by laketide.fs.failing.FailingFileIO (tests)."""
+
+
+class SqlError(LaketideError, ValueError):
+    """A SQL statement laketide cannot parse or does not support (laketide.spark.sql)."""
+
+
+class NoSuchProcedureError(LaketideError, LookupError):
+    """``CALL sys.<name>`` of a procedure laketide does not have; the message lists the known ones."""

@@ -254,6 +254,11 @@ class FileStorePathFactory:
             return ""
         return partition_path(self.partition_codec.names, values, default_name=self.default_partition_name)
 
+    def success_file_path(self, values: Sequence[object]) -> str:
+        """The ``_SUCCESS`` file marking a partition done (Paimon: SuccessFileMarkDoneAction)."""
+        part = self.partition_dir(values)
+        return f"{self.data_root}/{part}/_SUCCESS" if part else f"{self.data_root}/_SUCCESS"
+
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
         """The directory of ``bucket`` of the partition whose BinaryRow is ``partition``."""
         key = (partition, bucket)

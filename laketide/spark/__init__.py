@@ -5,6 +5,9 @@ The only package that imports pyspark (install with ``pip install 'laketide[spar
 
 from __future__ import annotations
 
+# The package laketide.spark.sql first: importing it binds the attribute ``sql`` to the module, which the
+# function laketide.spark.sql (from api) then replaces.
+from laketide.spark.sql import use_sql  # isort: skip
 from laketide.spark.api import read, read_stream, register_views, sql, with_buckets, write, write_stream
 from laketide.spark.catalog_views import register_catalog_views
 from laketide.spark.compact import compact
@@ -21,6 +24,7 @@ __all__ = [
     "register_views",
     "session",
     "sql",
+    "use_sql",
     "with_buckets",
     "write",
     "write_stream",

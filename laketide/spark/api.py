@@ -531,17 +531,9 @@ def sql(
     warehouse: str | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> DataFrame:
-    """Run ``query`` after (re)registering views of the tables it names (`db.t`, `db.t$snapshots` ...)."""
-    import re
+    """Run one Spark SQL statement as Paimon users write it (DDL, INSERT, UPDATE / DELETE / MERGE INTO, CALL
+    sys.*, queries with time travel) on laketide tables; see laketide.spark.sql. Returns a DataFrame (commands
+    return a small result DataFrame)."""
+    from laketide.spark.sql import run_sql
 
-    from laketide.catalog import load_catalog
-
-    with _spark_errors():
-        opts = _view_options(spark, warehouse, options)
-        check_options(opts, "read", table="(sql)")
-        cat = load_catalog(opts["warehouse"], metastore=opts.get("metastore", "filesystem"))
-        for name in sorted(set(re.findall(r"`([A-Za-z0-9_]+\.[A-Za-z0-9_]+(?:\$[A-Za-z_]+)?)`", query))):
-            base = name.split("$", 1)[0]
-            if cat.table_exists(base):
-                spark.read.format("laketide").options(**opts).load(name).createOrReplaceTempView(f"`{name}`")
-        return spark.sql(query)
+    return run_sql(spark, query, warehouse=warehouse, options=options)

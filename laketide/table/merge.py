@@ -156,7 +156,7 @@ class MergeBuilder:
         keys = set(self.table.primary_keys)
         for c in self.clauses:
             if c.values is None:
-                if c.action == "insert" or c.kind == "matched":
+                if c.action == "insert" or (c.kind == "matched" and c.action == "update"):  # not deletes
                     missing = [f.name for f in self.table.arrow_schema if f.name not in self.source.column_names
                                and (c.action == "insert" or f.name not in keys)]
                     if missing:
