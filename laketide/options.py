@@ -31,6 +31,7 @@ __all__ = [
     "ChangelogProducer",
     "ConfigOption",
     "CoreOptions",
+    "ExternalPathStrategy",
     "METADATA_STATS_MODE_KEY",
     "MergeEngine",
     "OptionType",
@@ -163,6 +164,19 @@ class ChangelogProducer(enum.StrEnum):
     INPUT = "input"
     FULL_COMPACTION = "full-compaction"
     LOOKUP = "lookup"
+
+
+class ExternalPathStrategy(enum.StrEnum):
+    """How a writer picks one of ``data-file.external-paths`` for a new file.
+
+    Paimon: CoreOptions.ExternalPathStrategy
+    """
+
+    NONE = "none"
+    SPECIFIC_FS = "specific-fs"
+    ROUND_ROBIN = "round-robin"
+    ENTROPY_INJECT = "entropy-inject"
+    WEIGHTED = "weight-robin"
 
 
 # A check returns None when the parsed value is fine, else a phrase saying what is expected.
@@ -350,6 +364,14 @@ def _relative_directory(value: str) -> str | None:
     return None
 
 
+def _weights_check(value: str) -> str | None:
+    try:
+        ok = all(int(w.strip()) > 0 for w in value.split(","))
+    except ValueError:
+        ok = False
+    return None if ok else "comma-separated positive whole numbers, one per external path (10,5,15)"
+
+
 def _sort_order(value: str) -> str | None:
     return None if value in ("ascending", "descending") else "'ascending' or 'descending'"
 
@@ -521,6 +543,28 @@ class CoreOptions:
         "data-file.path-directory", _S, None,
         "Directory (relative to the table) that holds the partition and bucket directories of data files.",
         check=_relative_directory,
+    )
+    DATA_FILE_EXTERNAL_PATHS = _option(
+        "data-file.external-paths", _S, None,
+        "Comma-separated roots (with a scheme: file:///x, s3://b/x) new data files are written under.",
+    )
+    DATA_FILE_EXTERNAL_PATHS_STRATEGY = _option(
+        "data-file.external-paths.strategy", _ENUM, ExternalPathStrategy.NONE,
+        "How a new data file picks one of 'data-file.external-paths' ('none' ignores them).",
+        enum_class=ExternalPathStrategy,
+    )
+    DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS = _option(
+        "data-file.external-paths.specific-fs", _S, None,
+        "With strategy 'specific-fs': the scheme (s3, oss, ...) of the external paths to use.",
+    )
+    DATA_FILE_EXTERNAL_PATHS_WEIGHTS = _option(
+        "data-file.external-paths.weights", _S, None,
+        "With strategy 'weight-robin': one positive weight per external path, comma-separated.",
+        check=_weights_check,
+    )
+    INDEX_FILE_IN_DATA_FILE_DIR = _option(
+        "index-file-in-data-file-dir", _B, False,
+        "Write index files (hash index, deletion vectors) into the bucket directory instead of index/.",
     )
     CHANGELOG_FILE_PREFIX = _option(
         "changelog-file.prefix", _S, "changelog-", "File name prefix of changelog files.", check=_file_name_part
@@ -696,6 +740,11 @@ class CoreOptions:
         """The user's map, unchanged: what goes into schema JSON."""
         return dict(self._raw)
 
+    @property
+    def external_path_weights(self) -> tuple[int, ...] | None:
+        raw = self.get(self.DATA_FILE_EXTERNAL_PATHS_WEIGHTS)
+        return None if raw is None else tuple(int(w.strip()) for w in raw.split(","))
+
     def merged(self, updates: Mapping[str, Any]) -> CoreOptions:
         """A copy with ``updates`` laid over this map (e.g. dynamic options of one read)."""
         return CoreOptions({**self._raw, **_normalize_map(updates)})
@@ -778,6 +827,10 @@ class CoreOptions:
     data_file_prefix: _Value[str] = _Value(DATA_FILE_PREFIX)
     changelog_file_prefix: _Value[str] = _Value(CHANGELOG_FILE_PREFIX)
     data_file_path_directory: _Value[str | None] = _Value(DATA_FILE_PATH_DIRECTORY)
+    data_file_external_paths: _Value[str | None] = _Value(DATA_FILE_EXTERNAL_PATHS)
+    external_path_strategy: _Value[ExternalPathStrategy] = _Value(DATA_FILE_EXTERNAL_PATHS_STRATEGY)
+    external_specific_fs: _Value[str | None] = _Value(DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS)
+    index_file_in_data_file_dir: _Value[bool] = _Value(INDEX_FILE_IN_DATA_FILE_DIR)
     compaction_small_file_ratio: _Value[float] = _Value(COMPACTION_SMALL_FILE_RATIO)
     compaction_min_file_num: _Value[int] = _Value(COMPACTION_MIN_FILE_NUM)
     compaction_optimization_interval: _Value[int | None] = _Value(COMPACTION_OPTIMIZATION_INTERVAL)
@@ -955,8 +1008,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide keeps stats of every column 'metadata.stats-mode' names"),
     UnsupportedOption(key="file.suffix.include.compression", example="true", unsupported=_true,
                       reason="laketide names data files without the compression suffix"),
-    UnsupportedOption(key="data-file.external-paths", example="s3://bucket/x",
-                      reason="laketide writes data files under the table directory only"),
     UnsupportedOption(key="partition.legacy-name", example="false", unsupported=_false,
                       reason="laketide names partition directories the legacy way (Java's toString)"),
     UnsupportedOption(key="ignore-update-before", example="true", unsupported=_true,

@@ -125,7 +125,8 @@ def _output_writer(template: RollingFileWriter) -> Callable[[int], RollingFileWr
     return new
 
 
-def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_number: int = 0) -> RollingFileWriter:
+def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_number: int = 0,
+                 task: BucketCompaction | None = None) -> RollingFileWriter:
     return RollingFileWriter(
         file_io=tw.file_io, paths=tw.paths, bucket_dir=bucket_dir, file_format=tw.file_format,
         schema=tw.kv_schema if tw.has_primary_key else tw.arrow_schema, schema_id=tw.schema.id,
@@ -133,6 +134,7 @@ def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_n
         compression=tw.options.file_compression, next_sequence_number=next_sequence_number,
         key_layout=tw.key_layout if tw.has_primary_key else None, level=level, file_source=FileSource.COMPACT,
         file_index=tw.file_index, file_index_fields=tw.file_index_fields,
+        external_paths=None if task is None else tw.path_factory.external_path_provider(task.partition, task.bucket),
     )
 
 
@@ -333,7 +335,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
                 f"off; compacting it would bring deleted rows back"
             )
         manager = _manager(table, tw, files, bucket_dir=task.bucket_dir, settings=settings,
-                           template=_file_writer(tw, task.bucket_dir, level=0), vectors=vectors)
+                           template=_file_writer(tw, task.bucket_dir, level=0, task=task), vectors=vectors)
         try:
             result = manager.compact(full=full) or CompactResult()
             while settings.force_level0 and manager.levels.level0:
@@ -358,7 +360,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
         picked = [window] if window else []
     result = CompactResult()
     for group in picked:
-        result += _rewrite_append(table, tw, group, task.bucket_dir)
+        result += _rewrite_append(table, tw, group, task.bucket_dir, task)
     return _message(table, task, result)
 
 
@@ -421,10 +423,11 @@ def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:
     table.abort(kept)
 
 
-def _rewrite_append(table: Table, tw: TableWrite, files: Sequence[DataFileMeta], bucket_dir: str) -> CompactResult:
+def _rewrite_append(table: Table, tw: TableWrite, files: Sequence[DataFileMeta], bucket_dir: str,
+                    task: BucketCompaction | None = None) -> CompactResult:
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     reader = table.store.new_read()
-    writer = _file_writer(tw, bucket_dir, level=0, next_sequence_number=ordered[0].min_sequence_number)
+    writer = _file_writer(tw, bucket_dir, level=0, next_sequence_number=ordered[0].min_sequence_number, task=task)
     try:
         for f in ordered:
             for batch in reader.read_file(f, f.external_path or f"{bucket_dir}/{f.file_name}"):

@@ -431,6 +431,7 @@ class TableWrite:
             key_layout=self.key_layout if self.has_primary_key else None,
             file_index=self.file_index,
             file_index_fields=self.file_index_fields,
+            external_paths=self.path_factory.external_path_provider(part_bytes, bucket),
         )
         if self.has_primary_key:
             lsm = MergeTreeWriter(

@@ -22,6 +22,7 @@ from laketide.exceptions import (
 )
 from laketide.format import file_format
 from laketide.index.file_index.writer import file_index_spec
+from laketide.meta.external_paths import external_roots
 from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
@@ -60,6 +61,7 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_deletion_vectors(options, table_name, previous)
     _check_changelog_producer(schema, options, table_name)
     _check_changelog_retention(options, table_name)
+    external_roots(options, table_name=table_name)  # a root without a scheme, no root left for the strategy
     file_index_spec(schema, table_name=table_name)  # unknown column, type an index cannot take, bad option
     try:
         check_engine_options(schema)

@@ -60,7 +60,8 @@ BAD_OPTIONS = [
     ({"file-index.bloom-filter.v.fpp": "0.1"}, InvalidOptionError, "file-index.bloom-filter.v.fpp"),
     ({"file-index.range-bitmap.columns": "id"}, UnsupportedOptionError, "file-index.range-bitmap.columns"),
     ({"file-index.in-manifest-threshold": "abc"}, InvalidOptionError, "file-index.in-manifest-threshold"),
-    ({"data-file.external-paths": "file:///tmp/elsewhere"}, UnsupportedOptionError, "data-file.external-paths"),
+    ({"data-file.external-paths": "/tmp/elsewhere", "data-file.external-paths.strategy": "round-robin"},
+     InvalidOptionError, "data-file.external-paths"),
     ({"row-tracking.enabled": "true"}, UnsupportedOptionError, "row-tracking.enabled"),
     ({"data-evolution.enabled": "true"}, UnsupportedOptionError, "data-evolution.enabled"),
     # Read by the compaction and the bucket assigner: refused here instead of failing a later write.
