@@ -309,6 +309,13 @@ class FileStorePathFactory:
             return f"{self.bucket_dir(partition, bucket)}/{name}"
         return f"{self.index_dir}/{name}"
 
+    def bucket_index_dir(self, partition: bytes, bucket: int) -> str:
+        """The directory new index files of one bucket are written to (Paimon: FileStorePathFactory#indexFileFactory).
+
+        With external data paths too, Java writes them under an external root and records that path; laketide
+        keeps them in the table's bucket directory with no external path, which Java resolves the same way."""
+        return self.bucket_dir(partition, bucket) if self.index_file_in_data_file_dir else self.index_dir
+
     def data_file_paths(self, partition: bytes, bucket: int, file: _DataFileLike) -> list[str]:
         """Where a data (or changelog) file lives, followed by its extra files (e.g. its sidecar file index),
         which sit beside it, also under an external path (Paimon: DataFilePathFactory#toAlignedPath)."""

@@ -147,12 +147,13 @@ def _deleter(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], None]:
     return delete
 
 
-def _restore_vectors(table: Table, index_files: Sequence[IndexFileMeta]) -> BucketDeletionVectors:
+def _restore_vectors(table: Table, index_files: Sequence[IndexFileMeta], partition: bytes,
+                     bucket: int) -> BucketDeletionVectors:
     vectors: dict[str, DeletionVector] = {}
     paths = table.store.path_factory
     for meta in index_files:
         if meta.dv_ranges:
-            path = paths.index_file_path(meta.file_name, meta.external_path)
+            path = paths.bucket_index_file_path(partition, bucket, meta.file_name, meta.external_path)
             vectors.update(read_dv_index_file(table.file_io.read_bytes(path), meta.dv_ranges, path=path))
     return BucketDeletionVectors.restore(vectors, index_files, bit64=table.options.deletion_vectors_bitmap64)
 
@@ -208,8 +209,9 @@ def _changelog_writer(template: RollingFileWriter) -> Callable[[int], RollingFil
     return changelog
 
 
-def _index_writer(table: Table, tw: TableWrite, vectors: BucketDeletionVectors) -> Callable[[], IndexFileChanges]:
-    index_dir = table.store.path_factory.index_dir
+def _index_writer(table: Table, tw: TableWrite, vectors: BucketDeletionVectors, partition: bytes,
+                  bucket: int) -> Callable[[], IndexFileChanges]:
+    index_dir = table.store.path_factory.bucket_index_dir(partition, bucket)
 
     def write() -> IndexFileChanges:
         if not vectors.modified:
@@ -230,13 +232,13 @@ def compacting_writer_factory(
         if not holder:
             holder.append(table.store.new_write())
         bucket_dir = writer.file_writer.bucket_dir
-        vectors = (_restore_vectors(table, restore.dv_index_files(partition, bucket))
+        vectors = (_restore_vectors(table, restore.dv_index_files(partition, bucket), partition, bucket)
                    if settings.deletion_vectors else None)
         manager = _manager(table, holder[0], restore.files(partition, bucket), bucket_dir=bucket_dir,
                            settings=settings, template=writer.file_writer, vectors=vectors)
         return CompactingMergeTreeWriter(
             writer=writer, manager=manager, delete_file=_deleter(table, bucket_dir),
-            write_index=_index_writer(table, holder[0], vectors) if vectors is not None else None,
+            write_index=_index_writer(table, holder[0], vectors, partition, bucket) if vectors is not None else None,
         )
 
     return wrap
@@ -328,7 +330,8 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     files = list(task.files)
     if table.primary_keys:
         settings = CompactionSettings.from_options(table.options)
-        vectors = _restore_vectors(table, task.dv_index_files) if settings.deletion_vectors else None
+        vectors = (_restore_vectors(table, task.dv_index_files, task.partition, task.bucket)
+                   if settings.deletion_vectors else None)
         if vectors is None and task.has_deletion_vectors:
             raise UnsupportedFeatureError(
                 f"Table {table.name}: bucket {task.bucket} has deletion vectors but 'deletion-vectors.enabled' is "
@@ -345,7 +348,8 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
                 result = _chain(result, more)
         finally:
             manager.rewriter.close()
-        index = _index_writer(table, tw, vectors)() if vectors is not None else IndexFileChanges()
+        index = (_index_writer(table, tw, vectors, task.partition, task.bucket)()
+                 if vectors is not None else IndexFileChanges())
         return _message(table, task, result, index)
     if task.has_deletion_vectors:
         raise UnsupportedFeatureError(

@@ -218,7 +218,8 @@ class TableScan:
             f = e.index_file
             if f.index_type != "DELETION_VECTORS" or not f.dv_ranges:
                 continue
-            path = f.external_path or f"{self.table.path}/index/{f.file_name}"
+            path = self.table.store.path_factory.bucket_index_file_path(e.partition, e.bucket, f.file_name,
+                                                                        f.external_path)
             bucket = out.setdefault((e.partition, e.bucket), {})
             for m in f.dv_ranges:
                 bucket[m.data_file_name] = DeletionFile(

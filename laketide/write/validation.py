@@ -61,7 +61,7 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_deletion_vectors(options, table_name, previous)
     _check_changelog_producer(schema, options, table_name)
     _check_changelog_retention(options, table_name)
-    external_roots(options, table_name=table_name)  # a root without a scheme, no root left for the strategy
+    _check_external_paths(options, table_name)
     file_index_spec(schema, table_name=table_name)  # unknown column, type an index cannot take, bad option
     try:
         check_engine_options(schema)
@@ -71,6 +71,11 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     if not any(entry.key in ("file.format", "manifest.format") for _, entry in unsupported):
         _check_formats(schema, options, table_name)
     warn_unknown_options(schema.options, table_name=table_name, keys=changed)  # only once the schema is accepted
+
+
+def _check_external_paths(options: CoreOptions, table_name: str) -> None:
+    # A root without a scheme, no root left for the strategy, weights that do not fit: Java's checks.
+    external_roots(options, table_name=table_name)
 
 
 def _options(schema: TableSchema, table_name: str) -> CoreOptions:
