@@ -562,6 +562,14 @@ class CoreOptions:
         "With strategy 'weight-robin': one positive weight per external path, comma-separated.",
         check=_weights_check,
     )
+    ROW_TRACKING_ENABLED = _option(
+        "row-tracking.enabled", _B, False,
+        "Every row of an append table gets a stable _ROW_ID (first_row_id + position).",
+    )
+    DATA_EVOLUTION_ENABLED = _option(
+        "data-evolution.enabled", _B, False,
+        "Row-tracking tables may rewrite some columns as files over the same row-id range (stitched on read).",
+    )
     INDEX_FILE_IN_DATA_FILE_DIR = _option(
         "index-file-in-data-file-dir", _B, False,
         "Write index files (hash index, deletion vectors) into the bucket directory instead of index/.",
@@ -831,6 +839,8 @@ class CoreOptions:
     external_path_strategy: _Value[ExternalPathStrategy] = _Value(DATA_FILE_EXTERNAL_PATHS_STRATEGY)
     external_specific_fs: _Value[str | None] = _Value(DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS)
     index_file_in_data_file_dir: _Value[bool] = _Value(INDEX_FILE_IN_DATA_FILE_DIR)
+    row_tracking_enabled: _Value[bool] = _Value(ROW_TRACKING_ENABLED)
+    data_evolution_enabled: _Value[bool] = _Value(DATA_EVOLUTION_ENABLED)
     compaction_small_file_ratio: _Value[float] = _Value(COMPACTION_SMALL_FILE_RATIO)
     compaction_min_file_num: _Value[int] = _Value(COMPACTION_MIN_FILE_NUM)
     compaction_optimization_interval: _Value[int | None] = _Value(COMPACTION_OPTIMIZATION_INTERVAL)

@@ -28,6 +28,7 @@ from laketide.mergetree.engines import merge_function_for
 from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
+from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
@@ -54,8 +55,19 @@ class SplitRead:
         self.schema_manager = schema_manager
         self.read_schema = read_schema
         full = to_arrow_schema(read_schema.row_type)
+        options = read_schema.core_options
+        # Row tracking (append tables): _ROW_ID and _SEQUENCE_NUMBER may be read like columns.
+        self.row_tracking = bool(options.row_tracking_enabled) and not read_schema.primary_keys
+        self.data_evolution = self.row_tracking and bool(options.data_evolution_enabled)
+        requested = set(columns or ())
+        if self.row_tracking and requested & {f.name for f in TRACKING_FIELDS}:
+            full = pa.schema(list(full) + list(TRACKING_FIELDS))
         self.output_names = list(columns) if columns is not None else full.names
         unknown = [c for c in self.output_names if c not in full.names]
+        tracking_asked = [c for c in unknown if c in {f.name for f in TRACKING_FIELDS}]
+        if tracking_asked:
+            raise SchemaError(f"Columns {tracking_asked} exist only in tables with 'row-tracking.enabled' = 'true' "
+                              f"(append tables); columns are {full.names}")
         if unknown:
             raise SchemaError(f"Unknown columns {unknown}; columns are {full.names}")
         self.merge: MergeFunction | None = None
@@ -71,6 +83,9 @@ class SplitRead:
         # Read in table column order so batches have a stable layout, then project to the requested order.
         self.read_names = [n for n in full.names if n in needed]
         self.read_arrow_schema = pa.schema([full.field(n) for n in self.read_names])
+        tracking = {f.name for f in TRACKING_FIELDS} if self.row_tracking else set()
+        self.data_names = [n for n in self.read_names if n not in tracking]
+        self.tracking_names = [n for n in self.read_names if n in tracking]
         self.output_schema = without_field_ids(pa.schema([full.field(n) for n in self.output_names]))
         self.filter = to_arrow_expression(predicate, schema=self.read_arrow_schema) if predicate is not None else None
         self.batch_size = batch_size
@@ -80,6 +95,9 @@ class SplitRead:
     # -- splits ------------------------------------------------------------------------------------------------
     def read(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         selections = split.row_selections or (None,) * len(split.files)
+        if self.data_evolution:
+            yield from self._read_evolved(split)
+            return
         if self.merge is None:
             for meta, path, rows in zip(split.files, split.file_paths(), selections):
                 for batch in self._file_batches(meta, path, system=False, selection=rows):
@@ -100,6 +118,45 @@ class SplitRead:
                     for run in section]
             for merged in merge_sorted_runs(runs, self.merge, settings=self.sort):
                 yield from self._finish(drop_retracts(merged))
+
+    def _read_evolved(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        """Data evolution: the files of one row-id range stitched into whole rows (see scan/row_tracking.py)."""
+        for group in group_by_row_id(split.files, split.file_paths()):
+            if len(group) == 1:
+                meta, path = group[0]
+                for batch in self._file_batches(meta, path, system=False):
+                    yield from self._finish(pa.Table.from_batches([batch]))
+                continue
+            yield from self._finish(self._stitch(group))
+
+    def _stitch(self, group: list[tuple[DataFileMeta, str]]) -> pa.Table:
+        newest, _ = group[0]
+        owner: dict[str, int] = {}  # read column -> the newest file of the group that holds it
+        for i, (meta, _) in enumerate(group):
+            file_schema = self.schema_manager.schema(meta.schema_id)
+            held = set(meta.write_cols) if meta.write_cols is not None else set(file_schema.field_names)
+            ids = {f.id for f in file_schema.fields if f.name in held}
+            for name in self.data_names:
+                if name not in owner and self.read_schema.field(name).id in ids:
+                    owner[name] = i
+        columns: dict[str, pa.ChunkedArray | pa.Array] = {}
+        for i, (meta, path) in enumerate(group):
+            names = [n for n in self.data_names if owner.get(n) == i]
+            if not names:
+                continue
+            part = pa.Table.from_batches(list(self._file_batches(meta, path, system=False, names=names)),
+                                         schema=pa.schema([self.read_arrow_schema.field(n) for n in names]))
+            if part.num_rows != newest.row_count:
+                raise FileIOError(f"Data file {path} holds {part.num_rows} rows where its row-id range "
+                                  f"says {newest.row_count}")
+            columns.update({n: part.column(n) for n in names})
+        n = newest.row_count
+        positions = np.arange(n, dtype=np.int64)
+        columns.update(zip(self.tracking_names, tracking_columns(newest, positions, self.tracking_names)))
+        arrays = [columns.get(name, pa.nulls(n, self.read_arrow_schema.field(name).type)) for name in self.read_names]
+        if not arrays:
+            return pa.table({"_": pa.nulls(n)}).select([])
+        return pa.Table.from_arrays(arrays, schema=self.read_arrow_schema)
 
     def _run_reader(self, run: list[DataFileMeta], paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:
         def read(batch_rows: int) -> Iterator[pa.Table]:
@@ -135,14 +192,17 @@ class SplitRead:
 
     def _file_batches(
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
-        batch_size: int | None = None, selection: FrozenBitMap | None = None,
+        batch_size: int | None = None, selection: FrozenBitMap | None = None, names: Sequence[str] | None = None,
     ) -> Iterator[pa.RecordBatch]:
+        # ``names``: a subset of the data columns (a data-evolution file holding some of them); default all.
+        data_names = self.data_names if names is None else list(names)
+        tracking = self.tracking_names if names is None else []
         file_schema = self.schema_manager.schema(meta.schema_id)
         by_id = {f.id: f for f in file_schema.fields}
         # read-schema name -> name and type in the file (None: column added after this file was written)
         source: list[str | None] = []
         casts: list[tuple[DataType, DataType] | None] = []
-        for name in self.read_names:
+        for name in data_names:
             current = self.read_schema.field(name)
             f = by_id.get(current.id)
             source.append(f.name if f is not None else None)
@@ -153,7 +213,9 @@ class SplitRead:
         present = [s for s in source if s is not None]
         if system:
             present += [SEQUENCE_NUMBER, VALUE_KIND]
-        target = pa.schema(list(self.read_arrow_schema) + (list(_SYSTEM) if system else []))
+        data_schema = pa.schema([self.read_arrow_schema.field(n) for n in data_names])
+        target = pa.schema(list(data_schema) + (list(_SYSTEM) if system else []))
+        full = pa.schema([self.read_arrow_schema.field(n) for n in (*data_names, *tracking)])
         deleted = self._deleted_mask(deletion, meta.row_count) if deletion is not None else None
         fmt = file_format(path.rsplit(".", 1)[-1])
         rows = None if selection is None else np.frombuffer(selection.to_array(), dtype=np.uint32).astype(np.int64)
@@ -166,6 +228,10 @@ class SplitRead:
                     batches = fmt.read_selected(stream, rows=rows, columns=present, batch_size=size)
                 for offset, batch in batches:
                     out = self._evolve(batch, source, target, system, casts=casts, path=path)
+                    if tracking:
+                        positions = np.arange(offset, offset + out.num_rows, dtype=np.int64)
+                        out = pa.RecordBatch.from_arrays(
+                            list(out.columns) + tracking_columns(meta, positions, tracking), schema=full)
                     keep = None if rows is None else _selected_mask(rows, offset, out.num_rows)
                     if deleted is not None:
                         alive = pc.invert(deleted.slice(offset, out.num_rows))

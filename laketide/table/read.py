@@ -164,7 +164,15 @@ class TableScan:
             self.predicate, bucket_keys=bucket_keys, num_buckets=options.bucket,
             key_types=[self.schema.field(k).type for k in bucket_keys],
         )
-        entries = scan.plan(self.snapshot, predicate=self.predicate, buckets=buckets)
+        # Data evolution: a file holding some columns of a row-id range has stats of those only, and pruning one
+        # file of a range would drop columns of rows other files hold: plan every file, filter after stitching.
+        evolved = bool(options.data_evolution_enabled) and not self.schema.primary_keys
+        planned = self.predicate
+        if evolved and planned is not None:
+            from laketide.expr import pick_fields
+
+            planned = pick_fields(planned, set(self.schema.partition_keys))  # partitions still prune
+        entries = scan.plan(self.snapshot, predicate=planned, buckets=buckets)
         deletion_files = None
         if self.read_optimized and self.schema.primary_keys:
             # Only the top level: one sorted run per bucket, read file by file without a merge.
@@ -182,7 +190,7 @@ class TableScan:
         index_filter = FileIndexFilter(
             file_io=store.file_io, schema_manager=store.schema_manager, schema=self.schema,
             path_factory=scan.path_factory, predicate=self.predicate,
-            enabled=file_index_usable(options, has_primary_key=bool(self.schema.primary_keys)),
+            enabled=file_index_usable(options, has_primary_key=bool(self.schema.primary_keys)) and not evolved,
         )
         indexed = index_filter.plan(entries)
         self._file_index_report = indexed.report
@@ -193,6 +201,7 @@ class TableScan:
             merge=bool(self.schema.primary_keys),
             deletion_files=deletion_files,
             row_selections=indexed.selections,
+            whole_buckets=evolved,
         )
 
     def explain(self) -> ScanExplanation:

@@ -387,6 +387,8 @@ class FileStoreCommit:
                 delta_record_count=delta_rows,
                 changelog_record_count=sum(e.file.row_count for e in changelog),
                 properties=properties,
+                # Row tracking: laketide assigns no row ids, but must not lose the next free one.
+                next_row_id=latest.next_row_id if latest is not None else None,
             )
         except BaseException:  # even an interrupt: delete this attempt's manifests, then re-raise
             self._cleanup(writer)
