@@ -46,6 +46,7 @@ from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.io.file_writer import RollingFileWriter
 from laketide.write.table_write import TableWrite
+from laketide.table.row_tracking_guard import refuse_row_tracking_rewrite
 
 if TYPE_CHECKING:
     from laketide.table.table import Table
@@ -297,6 +298,7 @@ def plan_compaction(
     where: str | Predicate | None = None,
 ) -> list[BucketCompaction]:
     """One task per live (partition, bucket) of the latest snapshot in the chosen partitions (all by default)."""
+    refuse_row_tracking_rewrite(table, "compaction")
     latest = table.latest_snapshot()
     if latest is None:
         return []
@@ -326,6 +328,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     Nothing is committed; hand the messages of all buckets to ``table.commit`` (one COMPACT snapshot), or to
     ``discard_compaction`` if that commit fails.
     """
+    refuse_row_tracking_rewrite(table, "compaction")
     tw = table.store.new_write()
     files = list(task.files)
     if table.primary_keys:

@@ -62,6 +62,8 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_changelog_producer(schema, options, table_name)
     _check_changelog_retention(options, table_name)
     _check_external_paths(options, table_name)
+    if changed is None or {"row-tracking.enabled", "data-evolution.enabled", "bucket"} & set(changed):
+        _check_row_tracking(schema, options, table_name)
     file_index_spec(schema, table_name=table_name)  # unknown column, type an index cannot take, bad option
     try:
         check_engine_options(schema)
@@ -71,6 +73,16 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     if not any(entry.key in ("file.format", "manifest.format") for _, entry in unsupported):
         _check_formats(schema, options, table_name)
     warn_unknown_options(schema.options, table_name=table_name, keys=changed)  # only once the schema is accepted
+
+
+def _check_row_tracking(schema: TableSchema, options: CoreOptions, table_name: str) -> None:
+    # Paimon: SchemaValidation#validateRowTracking.
+    if options.row_tracking_enabled and (schema.primary_keys or options.bucket != -1):
+        raise InvalidOptionError(
+            f"Table {table_name}: 'row-tracking.enabled' needs an append table (no primary key) with bucket = -1")
+    if options.data_evolution_enabled and not options.row_tracking_enabled:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'data-evolution.enabled' needs 'row-tracking.enabled' = 'true'")
 
 
 def _check_external_paths(options: CoreOptions, table_name: str) -> None:

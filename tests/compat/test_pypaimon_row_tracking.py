@@ -1,7 +1,7 @@
 """Row-tracking and data-evolution tables written by pypaimon, read by laketide: ``_ROW_ID`` /
 ``_SEQUENCE_NUMBER`` (as columns and as ``$row_tracking``), ``first_row_id`` / ``write_cols`` in the file metadata,
-``nextRowId`` in snapshots, and partial-column files stitched back into whole rows. laketide does not write these
-tables yet: writes are refused and change nothing.
+``nextRowId`` in snapshots, and partial-column files stitched back into whole rows. laketide appends to row-tracking
+tables (row ids continue from ``nextRowId``); rewrites (compaction, DML) and data-evolution writes are refused.
 """
 
 from __future__ import annotations
@@ -67,16 +67,40 @@ def test_data_evolution_files_are_stitched_into_whole_rows(warehouse, catalog, p
     assert t.read(where="dt = 'y'").num_rows == 3
 
 
-def test_laketide_refuses_to_write_row_tracking_tables_and_changes_nothing(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+def test_laketide_appends_continue_the_row_ids_pypaimon_reads_them(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+    make(pypaimon, warehouse, "db.rt", evolution=False)
+    t = catalog.table("db.rt")
+    t.write(pa.concat_tables([rows([8, 9], "x"), rows([10], "y")]))
+    pypaimon.write(warehouse, "db.rt", rows([11], "x"))
+    ours = by_row_id(t.read(columns=TRACKED))
+    assert ours == by_row_id(pypaimon.read(warehouse, "db.rt", columns=TRACKED))
+    assert sorted(ours) == list(range(11))
+    assert {ours[i]["id"] for i in (7, 8, 9)} == {8, 9, 10} and ours[10]["id"] == 11
+    assert {ours[i]["_SEQUENCE_NUMBER"] for i in (7, 8, 9)} == {3}  # the snapshot that committed them
+    assert t.latest_snapshot().next_row_id == 11
+
+
+def test_rewrites_of_row_tracking_tables_are_refused_and_change_nothing(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
     make(pypaimon, warehouse, "db.rt", evolution=False)
     t = catalog.table("db.rt")
     before = t.latest_snapshot()
-    with pytest.raises(UnsupportedOptionError, match="row-tracking.enabled"):
-        t.write(rows([9], "x"))
-    with pytest.raises(UnsupportedOptionError, match="row-tracking.enabled"):
+    with pytest.raises(UnsupportedFeatureError, match="row-tracking.enabled"):
         t.compact(full=True)
+    with pytest.raises(UnsupportedFeatureError, match="row-tracking.enabled"):
+        t.delete("id = 1")
+    with pytest.raises(UnsupportedFeatureError, match="row-tracking.enabled"):
+        t.update({"v": "'z'"}, where="id = 2")
     assert t.latest_snapshot() == before
     assert t.read().num_rows == 7
+
+
+def test_laketide_refuses_to_write_data_evolution_tables(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+    make(pypaimon, warehouse, "db.de", evolution=True)
+    t = catalog.table("db.de")
+    before = t.latest_snapshot()
+    with pytest.raises(UnsupportedOptionError, match="data-evolution.enabled"):
+        t.write(rows([9], "x"))
+    assert t.latest_snapshot() == before
 
 
 def test_row_tracking_columns_need_the_option(catalog) -> None:  # noqa: ANN001
