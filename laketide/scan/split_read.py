@@ -151,8 +151,10 @@ class SplitRead:
                                   f"says {newest.row_count}")
             columns.update({n: part.column(n) for n in names})
         n = newest.row_count
-        positions = np.arange(n, dtype=np.int64)
-        columns.update(zip(self.tracking_names, tracking_columns(newest, positions, self.tracking_names)))
+        if self.tracking_names:  # from the newest file, as Java takes every column from the first file holding it
+            ids = pa.Table.from_batches(list(self._file_batches(newest, group[0][1], system=False, names=[],
+                                                                tracking=self.tracking_names)))
+            columns.update({name: ids.column(name) for name in self.tracking_names})
         arrays = [columns.get(name, pa.nulls(n, self.read_arrow_schema.field(name).type)) for name in self.read_names]
         if not arrays:
             return pa.table({"_": pa.nulls(n)}).select([])
@@ -193,10 +195,15 @@ class SplitRead:
     def _file_batches(
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
         batch_size: int | None = None, selection: FrozenBitMap | None = None, names: Sequence[str] | None = None,
+        tracking: Sequence[str] | None = None,
     ) -> Iterator[pa.RecordBatch]:
         # ``names``: a subset of the data columns (a data-evolution file holding some of them); default all.
         data_names = self.data_names if names is None else list(names)
-        tracking = self.tracking_names if names is None else []
+        if tracking is None:
+            tracking = self.tracking_names if names is None else []
+        # A file Java rewrote (compaction) stores _ROW_ID / _SEQUENCE_NUMBER itself and lists them in write_cols:
+        # its values win, nulls fall back to the computed ones (Java's FallbackMappingRow).
+        physical = [n for n in tracking if meta.write_cols is not None and n in meta.write_cols]
         file_schema = self.schema_manager.schema(meta.schema_id)
         by_id = {f.id: f for f in file_schema.fields}
         # read-schema name -> name and type in the file (None: column added after this file was written)
@@ -210,7 +217,7 @@ class SplitRead:
             changed = f is not None and (f.type.copy(nullable=True) != current.type.copy(nullable=True)
                                          or isinstance(current.type, VariantType))
             casts.append((f.type, current.type) if changed and f is not None else None)
-        present = [s for s in source if s is not None]
+        present = [s for s in source if s is not None] + physical
         if system:
             present += [SEQUENCE_NUMBER, VALUE_KIND]
         data_schema = pa.schema([self.read_arrow_schema.field(n) for n in data_names])
@@ -230,8 +237,10 @@ class SplitRead:
                     out = self._evolve(batch, source, target, system, casts=casts, path=path)
                     if tracking:
                         positions = np.arange(offset, offset + out.num_rows, dtype=np.int64)
-                        out = pa.RecordBatch.from_arrays(
-                            list(out.columns) + tracking_columns(meta, positions, tracking), schema=full)
+                        computed = tracking_columns(meta, positions, tracking)
+                        computed = [pc.coalesce(pc.cast(batch.column(n), pa.int64()), c) if n in physical else c
+                                    for n, c in zip(tracking, computed)]
+                        out = pa.RecordBatch.from_arrays(list(out.columns) + computed, schema=full)
                     keep = None if rows is None else _selected_mask(rows, offset, out.num_rows)
                     if deleted is not None:
                         alive = pc.invert(deleted.slice(offset, out.num_rows))

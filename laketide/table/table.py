@@ -224,7 +224,11 @@ class Table:
         tag: str | None = None,
         timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
+        options: Mapping[str, object] | None = None,
     ) -> pa.Table:
+        if options:  # dynamic options of this read only (see copy): e.g. {'fields.v.aggregate-function': 'sum'}
+            return self.copy(options).read(columns, where, snapshot_id=snapshot_id, tag=tag,
+                                           timestamp_ms=timestamp_ms, read_optimized=read_optimized)
         if where is None and snapshot_id is None and tag is None and timestamp_ms is None and not read_optimized:
             ranged = self._incremental_between(columns, row_kind_column=None)
             if ranged is not None:

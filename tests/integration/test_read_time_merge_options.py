@@ -115,4 +115,5 @@ def test_the_copy_reads_with_the_option_while_the_table_keeps_its_own(tmp_path) 
     upserts(table)
     summed = table.copy({"fields.v.aggregate-function": "sum"})
     assert by_key(summed.read())[1][0] == 111
+    assert by_key(table.read(options={"fields.v.aggregate-function": "sum"}))[1][0] == 111
     assert by_key(table.read())[1][0] == 100  # last_non_null_value, the schema's default

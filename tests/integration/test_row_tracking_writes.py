@@ -5,6 +5,8 @@ Paimon: RowTrackingCommitUtils, SchemaValidation#validateRowTracking.
 
 from __future__ import annotations
 
+import os
+
 import pyarrow as pa
 import pytest
 
@@ -61,3 +63,28 @@ def test_row_tracking_needs_an_unaware_append_table(catalog, options, primary_ke
     with pytest.raises(InvalidOptionError, match="row-tracking.enabled|data-evolution.enabled"):
         catalog.create_table("db.t", SCHEMA, primary_key=primary_key, options={**options, **extra})
     assert not catalog.table_exists("db.t")
+
+
+def test_row_ids_a_file_stores_itself_win_over_computed_ones(catalog) -> None:  # noqa: ANN001
+    """A file Java's compaction rewrote holds _ROW_ID / _SEQUENCE_NUMBER and lists them in write_cols; a null
+    falls back to first_row_id + position / the file's max sequence number (Java's FallbackMappingRow)."""
+    import dataclasses
+
+    import pyarrow.parquet as pq
+
+    t = catalog.create_table("db.t", SCHEMA, options=TRACKING)
+    w = t.new_write()
+    w.write(rows(range(0, 3)))
+    (msg,) = w.prepare_commit()
+    (f,) = msg.new_files
+    path = f"{t.store.path_factory.bucket_dir(msg.partition, msg.bucket)}/{f.file_name}"
+    data = pq.read_table(path)
+    data = data.append_column("_ROW_ID", pa.array([40, None, 47], pa.int64()))
+    data = data.append_column("_SEQUENCE_NUMBER", pa.array([None, 9, None], pa.int64()))
+    pq.write_table(data, path)
+    stored = dataclasses.replace(f, file_size=os.path.getsize(path),
+                                 write_cols=("id", "v", "_ROW_ID", "_SEQUENCE_NUMBER"))
+    t.commit([dataclasses.replace(msg, new_files=(stored,))])
+    out = t.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("id").to_pydict()
+    assert out["_ROW_ID"] == [40, 1, 47]  # row 1: first_row_id 0 + position 1
+    assert out["_SEQUENCE_NUMBER"] == [1, 9, 1]  # nulls: the file's max sequence number (snapshot 1)
