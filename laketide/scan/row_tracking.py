@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from laketide.exceptions import CorruptMetadataError
+from laketide.format.blob import is_blob_file
 from laketide.meta.manifest import DataFileMeta
 
 __all__ = ["ROW_ID", "ROW_SEQUENCE_NUMBER", "TRACKING_FIELDS", "group_by_row_id", "tracking_columns"]
@@ -49,10 +50,11 @@ def _row_range(f: DataFileMeta, path: str) -> tuple[int, int]:
 
 
 def group_by_row_id(files: Sequence[DataFileMeta], paths: Sequence[str]) -> list[list[tuple[DataFileMeta, str]]]:
-    """Files whose row-id ranges overlap, grouped and ordered by range; in a group, newest (max sequence) first.
+    """Files whose row-id ranges overlap, grouped and ordered by range; in a group, the data files newest (max
+    sequence) first, then the ``.blob`` files by first row id, newest first.
 
-    Every file of a group must cover the same range (Java checks the same): a partial-column file always rewrites
-    a whole file's range.
+    Every data file of a group must cover the same range (Java checks the same): a partial-column file always
+    rewrites a whole file's range. Blob files roll by size, so several may cover one data file's range.
     """
     items = sorted(zip(files, paths), key=lambda fp: _row_range(fp[0], fp[1]))
     groups: list[list[tuple[DataFileMeta, str]]] = []
@@ -66,8 +68,10 @@ def group_by_row_id(files: Sequence[DataFileMeta], paths: Sequence[str]) -> list
             groups.append([(f, p)])
             end = hi
     for g in groups:
-        g.sort(key=lambda fp: -fp[0].max_sequence_number)
-        ranges = {_row_range(f, p) for f, p in g}
+        g.sort(key=lambda fp: (is_blob_file(fp[0].file_name),
+                               fp[0].first_row_id if is_blob_file(fp[0].file_name) else 0,
+                               -fp[0].max_sequence_number))
+        ranges = {_row_range(f, p) for f, p in g if not is_blob_file(f.file_name)}
         if len(ranges) > 1:
             raise CorruptMetadataError(
                 f"Data files {[p for _, p in g]} overlap in row ids but do not cover the same range {sorted(ranges)}",

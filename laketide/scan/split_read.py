@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import FrozenBitMap
 
-from laketide.exceptions import FileIOError, SchemaError
+from laketide.exceptions import FileIOError, SchemaError, UnsupportedFeatureError
 from laketide.expr import Predicate, referenced_fields, to_arrow_expression
 from laketide.format import file_format
 from laketide.fs import FileIO
@@ -28,12 +28,14 @@ from laketide.mergetree.engines import merge_function_for
 from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
+from laketide.format.blob import is_blob_file
+from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
-from laketide.types import DataType, VariantType, to_arrow_schema, without_field_ids
+from laketide.types import BlobType, DataType, VariantType, to_arrow_schema, without_field_ids
 
 __all__ = ["SplitRead"]
 
@@ -82,6 +84,7 @@ class SplitRead:
             needed |= set(keys) | set(self.merge.spec.sequence_fields) | self.merge.input_columns(set(full.names))
         # Read in table column order so batches have a stable layout, then project to the requested order.
         self.read_names = [n for n in full.names if n in needed]
+        self._check_blob_columns(read_schema)
         self.read_arrow_schema = pa.schema([full.field(n) for n in self.read_names])
         tracking = {f.name for f in TRACKING_FIELDS} if self.row_tracking else set()
         self.data_names = [n for n in self.read_names if n not in tracking]
@@ -91,6 +94,19 @@ class SplitRead:
         self.batch_size = batch_size
         self.time_zone = read_schema.core_options.local_time_zone
         self._index_files: dict[str, bytes] = {}
+
+    def _check_blob_columns(self, schema: TableSchema) -> None:
+        # Plain BLOB columns of data-evolution append tables are read from their .blob files; anything else would
+        # read as nulls, so it is refused.
+        blobs = set(blob_columns([schema.field(n) for n in self.read_names if n in schema.field_names]))
+        if not blobs:
+            return
+        plain = {n for n in blobs if isinstance(schema.field(n).type, BlobType)}
+        if not self.data_evolution or blobs - plain:
+            raise UnsupportedFeatureError(
+                f"Reading {sorted(blobs)}: laketide reads BLOB columns of data-evolution append tables only "
+                f"(not of primary-key tables, nor ARRAY<BLOB> / MAP<..., BLOB>); leave them out of the columns read"
+            )
 
     # -- splits ------------------------------------------------------------------------------------------------
     def read(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
@@ -131,6 +147,8 @@ class SplitRead:
 
     def _stitch(self, group: list[tuple[DataFileMeta, str]]) -> pa.Table:
         newest, _ = group[0]
+        blobs = [(m, p) for m, p in group if is_blob_file(m.file_name)]
+        group = [(m, p) for m, p in group if not is_blob_file(m.file_name)]
         owner: dict[str, int] = {}  # read column -> the newest file of the group that holds it
         for i, (meta, _) in enumerate(group):
             file_schema = self.schema_manager.schema(meta.schema_id)
@@ -151,6 +169,10 @@ class SplitRead:
                                   f"says {newest.row_count}")
             columns.update({n: part.column(n) for n in names})
         n = newest.row_count
+        for name in self.data_names:
+            if isinstance(self.read_schema.field(name).type, BlobType):
+                columns[name] = read_blob_column(self.file_io, self.schema_manager, self.read_schema.field(name),
+                                                 blobs, first_row_id=newest.first_row_id or 0, row_count=n)
         if self.tracking_names:  # from the newest file, as Java takes every column from the first file holding it
             ids = pa.Table.from_batches(list(self._file_batches(newest, group[0][1], system=False, names=[],
                                                                 tracking=self.tracking_names)))
@@ -212,6 +234,8 @@ class SplitRead:
         for name in data_names:
             current = self.read_schema.field(name)
             f = by_id.get(current.id)
+            if f is not None and isinstance(current.type, BlobType):
+                f = None  # blob values live in .blob files, never in the data file (read by _stitch)
             source.append(f.name if f is not None else None)
             # VARIANT goes through the cast module too: it refuses a shredded layout instead of dropping fields
             changed = f is not None and (f.type.copy(nullable=True) != current.type.copy(nullable=True)

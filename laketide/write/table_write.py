@@ -148,6 +148,9 @@ class TableWrite:
         self.options = options if options is not None else schema.core_options
         # A Java-written table may carry options laketide cannot honour: refuse before writing anything.
         check_write_options(schema.options, table_name=table_name)
+        from laketide.write.validation import check_no_blob_columns
+
+        check_no_blob_columns(schema, table_name)
         self.arrow_schema = to_arrow_schema(schema.row_type)
         self.partition_types = [f.type for f in schema.partition_fields]
         self.path_factory = path_factory if path_factory is not None else FileStorePathFactory.from_options(

@@ -23,6 +23,7 @@ from laketide.exceptions import (
 from laketide.format import file_format
 from laketide.index.file_index.writer import file_index_spec
 from laketide.meta.external_paths import external_roots
+from laketide.scan.blob_read import blob_columns
 from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
@@ -97,7 +98,16 @@ def _options(schema: TableSchema, table_name: str) -> CoreOptions:
         raise InvalidOptionError(f"Table {table_name}: {e}") from e
 
 
+def check_no_blob_columns(schema: TableSchema, table_name: str) -> None:
+    """laketide reads BLOB columns (of Java / pypaimon tables) but writes no ``.blob`` files."""
+    blobs = blob_columns(schema.fields)
+    if blobs:
+        raise UnsupportedFeatureError(
+            f"Table {table_name}: columns {blobs} are BLOB; laketide reads them but does not write blob files")
+
+
 def _check_columns(schema: TableSchema, table_name: str) -> None:
+    check_no_blob_columns(schema, table_name)
     seen: set[str] = set()
     for f in schema.fields:
         if not f.name or not f.name.strip():
