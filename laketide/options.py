@@ -31,6 +31,7 @@ __all__ = [
     "ChangelogProducer",
     "ConfigOption",
     "CoreOptions",
+    "ExternalPathStrategy",
     "METADATA_STATS_MODE_KEY",
     "MergeEngine",
     "OptionType",
@@ -165,6 +166,19 @@ class ChangelogProducer(enum.StrEnum):
     INPUT = "input"
     FULL_COMPACTION = "full-compaction"
     LOOKUP = "lookup"
+
+
+class ExternalPathStrategy(enum.StrEnum):
+    """How a writer picks one of ``data-file.external-paths`` for a new file.
+
+    Paimon: CoreOptions.ExternalPathStrategy
+    """
+
+    NONE = "none"
+    SPECIFIC_FS = "specific-fs"
+    ROUND_ROBIN = "round-robin"
+    ENTROPY_INJECT = "entropy-inject"
+    WEIGHTED = "weight-robin"
 
 
 # A check returns None when the parsed value is fine, else a phrase saying what is expected.
@@ -360,6 +374,14 @@ def _relative_directory(value: str) -> str | None:
     if not value.strip() or value.startswith(("/", "\\")) or "://" in value or any(p in ("", ".", "..") for p in parts):
         return "a relative directory inside the table (no leading '/', no '..', no empty or '.' parts)"
     return None
+
+
+def _weights_check(value: str) -> str | None:
+    try:
+        ok = all(int(w.strip()) > 0 for w in value.split(","))
+    except ValueError:
+        ok = False
+    return None if ok else "comma-separated positive whole numbers, one per external path (10,5,15)"
 
 
 def _sort_order(value: str) -> str | None:
@@ -566,6 +588,36 @@ class CoreOptions:
         "Directory (relative to the table) that holds the partition and bucket directories of data files.",
         check=_relative_directory,
     )
+    DATA_FILE_EXTERNAL_PATHS = _option(
+        "data-file.external-paths", _S, None,
+        "Comma-separated roots (with a scheme: file:///x, s3://b/x) new data files are written under.",
+    )
+    DATA_FILE_EXTERNAL_PATHS_STRATEGY = _option(
+        "data-file.external-paths.strategy", _ENUM, ExternalPathStrategy.NONE,
+        "How a new data file picks one of 'data-file.external-paths' ('none' ignores them).",
+        enum_class=ExternalPathStrategy,
+    )
+    DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS = _option(
+        "data-file.external-paths.specific-fs", _S, None,
+        "With strategy 'specific-fs': the scheme (s3, oss, ...) of the external paths to use.",
+    )
+    DATA_FILE_EXTERNAL_PATHS_WEIGHTS = _option(
+        "data-file.external-paths.weights", _S, None,
+        "With strategy 'weight-robin': one positive weight per external path, comma-separated.",
+        check=_weights_check,
+    )
+    ROW_TRACKING_ENABLED = _option(
+        "row-tracking.enabled", _B, False,
+        "Every row of an append table gets a stable _ROW_ID (first_row_id + position).",
+    )
+    DATA_EVOLUTION_ENABLED = _option(
+        "data-evolution.enabled", _B, False,
+        "Row-tracking tables may rewrite some columns as files over the same row-id range (stitched on read).",
+    )
+    INDEX_FILE_IN_DATA_FILE_DIR = _option(
+        "index-file-in-data-file-dir", _B, False,
+        "Write index files (hash index, deletion vectors) into the bucket directory instead of index/.",
+    )
     CHANGELOG_FILE_PREFIX = _option(
         "changelog-file.prefix", _S, "changelog-", "File name prefix of changelog files.", check=_file_name_part
     )
@@ -754,6 +806,11 @@ class CoreOptions:
         """The user's map, unchanged: what goes into schema JSON."""
         return dict(self._raw)
 
+    @property
+    def external_path_weights(self) -> tuple[int, ...] | None:
+        raw = self.get(self.DATA_FILE_EXTERNAL_PATHS_WEIGHTS)
+        return None if raw is None else tuple(int(w.strip()) for w in raw.split(","))
+
     def merged(self, updates: Mapping[str, Any]) -> CoreOptions:
         """A copy with ``updates`` laid over this map (e.g. dynamic options of one read)."""
         return CoreOptions({**self._raw, **_normalize_map(updates)})
@@ -836,6 +893,12 @@ class CoreOptions:
     data_file_prefix: _Value[str] = _Value(DATA_FILE_PREFIX)
     changelog_file_prefix: _Value[str] = _Value(CHANGELOG_FILE_PREFIX)
     data_file_path_directory: _Value[str | None] = _Value(DATA_FILE_PATH_DIRECTORY)
+    data_file_external_paths: _Value[str | None] = _Value(DATA_FILE_EXTERNAL_PATHS)
+    external_path_strategy: _Value[ExternalPathStrategy] = _Value(DATA_FILE_EXTERNAL_PATHS_STRATEGY)
+    external_specific_fs: _Value[str | None] = _Value(DATA_FILE_EXTERNAL_PATHS_SPECIFIC_FS)
+    index_file_in_data_file_dir: _Value[bool] = _Value(INDEX_FILE_IN_DATA_FILE_DIR)
+    row_tracking_enabled: _Value[bool] = _Value(ROW_TRACKING_ENABLED)
+    data_evolution_enabled: _Value[bool] = _Value(DATA_EVOLUTION_ENABLED)
     compaction_small_file_ratio: _Value[float] = _Value(COMPACTION_SMALL_FILE_RATIO)
     compaction_min_file_num: _Value[int] = _Value(COMPACTION_MIN_FILE_NUM)
     compaction_optimization_interval: _Value[int | None] = _Value(COMPACTION_OPTIMIZATION_INTERVAL)
@@ -1030,8 +1093,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide keeps stats of every column 'metadata.stats-mode' names"),
     UnsupportedOption(key="file.suffix.include.compression", example="true", unsupported=_true,
                       reason="laketide names data files without the compression suffix"),
-    UnsupportedOption(key="data-file.external-paths", example="s3://bucket/x",
-                      reason="laketide writes data files under the table directory only"),
     UnsupportedOption(key="partition.legacy-name", example="false", unsupported=_false,
                       reason="laketide names partition directories the legacy way (Java's toString)"),
     UnsupportedOption(key="ignore-update-before", example="true", unsupported=_true,
@@ -1053,10 +1114,8 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide never publishes an empty snapshot"),
     UnsupportedOption(key="sequence.snapshot-ordering", example="true", unsupported=_true,
                       reason="laketide orders records by sequence number, not by snapshot"),
-    UnsupportedOption(key="row-tracking.enabled", example="true", unsupported=_true,
-                      reason="laketide writes no row ids (row tracking)"),
     UnsupportedOption(key="data-evolution.enabled", example="true", unsupported=_true,
-                      reason="laketide does not implement data evolution"),
+                      reason="laketide reads data-evolution tables but does not write them"),
     UnsupportedOption(key="chain-table.enabled", example="true", unsupported=_true,
                       reason="laketide does not implement chain tables"),
     UnsupportedOption(key="blob-field", example="payload", reason="laketide stores no column in blob files"),

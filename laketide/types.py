@@ -19,6 +19,7 @@ __all__ = [
     "MAX_LENGTH",
     "ArrayType",
     "BigIntType",
+    "BlobType",
     "BinaryType",
     "BooleanType",
     "BYTES",
@@ -302,6 +303,19 @@ class VariantType(DataType):
 
 
 @dataclass(frozen=True, slots=True)
+class BlobType(DataType):
+    """Large binary objects stored in ``.blob`` files beside the data files (Paimon: types.BlobType).
+
+    Arrow form: ``large_binary``. laketide reads blob columns of data-evolution append tables; it writes none.
+    """
+
+    nullable: bool = _nullable()
+
+    def _sql(self) -> str:
+        return "BLOB"
+
+
+@dataclass(frozen=True, slots=True)
 class ArrayType(DataType):
     element: DataType
     nullable: bool = _nullable()
@@ -471,10 +485,10 @@ def is_fixed_length(dt: DataType) -> bool:
 _KEYWORDS = frozenset(
     "CHAR VARCHAR STRING BOOLEAN BINARY VARBINARY BYTES DECIMAL NUMERIC DEC TINYINT SMALLINT INT INTEGER "
     "BIGINT FLOAT DOUBLE PRECISION DATE TIME WITH WITHOUT LOCAL ZONE TIMESTAMP TIMESTAMP_LTZ ARRAY MULTISET "
-    "MAP ROW NULL NOT COMMENT DEFAULT VARIANT".split()
+    "MAP ROW NULL NOT COMMENT DEFAULT VARIANT BLOB".split()
 )
 # Types current Paimon has that laketide does not model yet: a clear refusal instead of a parse error.
-_UNSUPPORTED_TYPES = frozenset({"BLOB", "VECTOR", "GEOMETRY", "GEOGRAPHY"})
+_UNSUPPORTED_TYPES = frozenset({"VECTOR", "GEOMETRY", "GEOGRAPHY"})
 _SYMBOLS = "<>(),"
 
 
@@ -614,6 +628,7 @@ class _Parser:
             "FLOAT": FloatType,
             "DATE": DateType,
             "VARIANT": VariantType,
+            "BLOB": BlobType,
         }
         if kw in simple:
             return simple[kw]()
@@ -880,6 +895,8 @@ def _to_arrow(dt: DataType, field_id: int | None, depth: int) -> pa.DataType:
             return pa.timestamp(_UNITS[p], tz="UTC")
         case VariantType():
             return VARIANT_ARROW_TYPE
+        case BlobType():
+            return pa.large_binary()
         case ArrayType(element=element):
             return pa.list_(_nested_field("element", element, field_id, depth, _element_id))
         case MultisetType(element=element):

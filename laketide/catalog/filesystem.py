@@ -30,6 +30,7 @@ from laketide.exceptions import (
     TableLocationNotEmptyError,
     UnsupportedFeatureError,
 )
+from laketide.catalog.drop_files import delete_table_files
 from laketide.fs import FileIO, file_io_for
 from laketide.schema.create import new_table_schema
 from laketide.schema.schema_manager import SchemaManager
@@ -263,7 +264,7 @@ class FileSystemCatalog(Catalog):
             if ignore_missing:
                 return
             raise NoSuchTableError(f"Table {ident} does not exist {self._where()}")
-        self.file_io.delete(self.table_path(ident), recursive=True)
+        delete_table_files(self.file_io, self.table_path(ident))
 
     def rename_table(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None:
         src = require_data_table(Identifier.parse(old), "rename")

@@ -44,6 +44,7 @@ from laketide.exceptions import (
     TableAlreadyExistsError,
     ViewAlreadyExistsError,
 )
+from laketide.catalog.drop_files import delete_table_files
 from laketide.fs import FileIO, file_io_for
 from laketide.options import parse_duration
 from laketide.schema.schema_manager import SchemaManager
@@ -387,7 +388,7 @@ class JdbcCatalog(Catalog):
             if ignore_missing:
                 return
             raise NoSuchTableError(f"Table {ident} does not exist in JDBC catalog {self.catalog_key!r}")
-        self.file_io.delete(self.table_path(ident), recursive=True)
+        delete_table_files(self.file_io, self.table_path(ident))
 
     def rename_table(self, old: str | Identifier, new: str | Identifier, *, ignore_missing: bool = False) -> None:
         src = require_data_table(Identifier.parse(old), "rename")

@@ -24,6 +24,7 @@ from laketide.index.file_index.spec import FileIndexSpec
 from laketide.index.file_index.writer import DataFileIndexWriter, PlacedIndex
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.manifest import EMPTY_ROW_BYTES, DataFileMeta, FileSource, SimpleStats
+from laketide.meta.external_paths import ExternalPathProvider
 from laketide.meta.paths import TablePaths
 from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 from laketide.types import DataType
@@ -109,6 +110,8 @@ class RollingFileWriter:
     # The table's file indexes (``file-index.*``) and the column types they are built from; None: no index.
     file_index: FileIndexSpec | None = None
     file_index_fields: dict[str, DataType] = field(default_factory=dict)
+    # ``data-file.external-paths``: new files go where this provider says (recorded as their external path).
+    external_paths: ExternalPathProvider | None = None
     written: list[DataFileMeta] = field(default_factory=list)
     written_paths: list[str] = field(default_factory=list)
 
@@ -116,6 +119,7 @@ class RollingFileWriter:
     _out: object | None = None
     _path: str | None = None
     _name: str | None = None
+    _external: str | None = None
     _rows: int = 0
     _stats: list[ColumnStats] | None = None
     _min_seq: int = 0
@@ -172,7 +176,8 @@ class RollingFileWriter:
     def _open(self) -> None:
         ext = self.file_format.extension
         self._name = self.paths.new_changelog_file_name(ext) if self.changelog else self.paths.new_data_file_name(ext)
-        self._path = f"{self.bucket_dir}/{self._name}"
+        self._external = None if self.external_paths is None else self.external_paths.next_path(self._name)
+        self._path = self._external or f"{self.bucket_dir}/{self._name}"
         self.written_paths.append(self._path)
         self._out = self.file_io.open_output(self._path)
         self._writer = self.file_format.open_writer(
@@ -235,6 +240,7 @@ class RollingFileWriter:
                 embedded_index=placed.embedded,
                 file_source=self.file_source,
                 value_stats_cols=cols,
+                external_path=self._external,
             )
         )
 

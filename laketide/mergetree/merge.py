@@ -181,11 +181,23 @@ class MergeFunction(ABC):
 
 
 class DeduplicateMergeFunction(MergeFunction):
-    """merge-engine = deduplicate: the newest version wins, a retraction as newest removes the key."""
+    """merge-engine = deduplicate: the newest version wins, a retraction as newest removes the key.
 
-    single_row_is_result = True
+    With ``ignore_delete`` retractions are skipped, as Java's DeduplicateMergeFunction skips them: files may hold
+    deletes written before the option was set (an older writer, or ``ignore-delete`` given only to a read).
+    """
+
+    def __init__(self, spec: MergeSpec, *, ignore_delete: bool = False) -> None:
+        super().__init__(spec)
+        self.ignore_delete = ignore_delete
+        # A lone retraction must be dropped, not kept as the key's result.
+        self.single_row_is_result = not ignore_delete
 
     def merge(self, rows: pa.Table) -> pa.Table:
+        if self.ignore_delete and rows.num_rows:
+            mask = is_retract(rows.column(VALUE_KIND))
+            if pc.any(mask).as_py():
+                rows = rows.filter(pc.invert(mask))
         return dedupe(rows, self.spec)
 
 

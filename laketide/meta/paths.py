@@ -19,7 +19,8 @@ from typing import Protocol
 from dataclasses import dataclass, field
 
 from laketide.meta.binary_row import deserialize_binary_row
-from laketide.options import CoreOptions
+from laketide.meta.external_paths import ExternalPathProvider, external_roots
+from laketide.options import CoreOptions, ExternalPathStrategy
 from laketide.types import DataType
 
 __all__ = [
@@ -174,6 +175,10 @@ class FileStorePathFactory:
         changelog_file_prefix: str = "changelog-",
         data_file_path_directory: str | None = None,
         branch: str = MAIN_BRANCH,
+        external_roots: Sequence[str] = (),
+        external_strategy: ExternalPathStrategy = ExternalPathStrategy.NONE,
+        external_weights: Sequence[int] | None = None,
+        index_file_in_data_file_dir: bool = False,
     ) -> None:
         self.table_path = table_path.rstrip("/") or table_path
         self.partition_codec = PartitionCodec(partition_keys, partition_types)
@@ -183,8 +188,15 @@ class FileStorePathFactory:
         self.branch = branch
         # ``data-file.path-directory``: partition and bucket directories live under it, not the table root.
         directory = data_file_path_directory
+        self.data_file_path_directory = directory
         self.data_root = f"{self.table_path}/{directory}" if directory else self.table_path
         self._bucket_dirs: dict[tuple[bytes, int], str] = {}
+        # ``data-file.external-paths`` (empty when unset or the strategy is ``none``): where new data files go.
+        self.external_roots = tuple(external_roots)
+        self.external_strategy = external_strategy
+        self.external_weights = None if external_weights is None else tuple(external_weights)
+        # ``index-file-in-data-file-dir``: hash-index and deletion-vector files live in their bucket directory.
+        self.index_file_in_data_file_dir = index_file_in_data_file_dir
 
     @classmethod
     def from_options(
@@ -196,6 +208,9 @@ class FileStorePathFactory:
             default_partition_name=options.partition_default_name, data_file_prefix=options.data_file_prefix,
             changelog_file_prefix=options.changelog_file_prefix,
             data_file_path_directory=options.data_file_path_directory, branch=branch,
+            external_roots=external_roots(options), external_strategy=options.external_path_strategy,
+            external_weights=options.external_path_weights,
+            index_file_in_data_file_dir=options.index_file_in_data_file_dir,
         )
 
     # -- the branch's metadata -----------------------------------------------------------------------------------
@@ -273,6 +288,38 @@ class FileStorePathFactory:
         part = self.partition_dir(values)
         name = bucket_dir_name(bucket)
         return f"{self.data_root}/{part}/{name}" if part else f"{self.data_root}/{name}"
+
+    def relative_bucket_dir_of(self, values: Sequence[object], bucket: int) -> str:
+        """The bucket directory relative to the table (Paimon: FileStorePathFactory#relativeBucketPath)."""
+        parts = [p for p in (self.data_file_path_directory, self.partition_dir(values)) if p]
+        return "/".join([*parts, bucket_dir_name(bucket)])
+
+    def external_path_provider(self, partition: bytes, bucket: int) -> ExternalPathProvider | None:
+        """The provider of external paths for new files of one (partition, bucket); None: they go in the bucket
+        directory. One per writer, as Java makes one per DataFilePathFactory."""
+        if not self.external_roots:
+            return None
+        return ExternalPathProvider(self.external_strategy, self.external_roots,
+                                    self.relative_bucket_dir_of(self.partition_codec.values(partition), bucket),
+                                    self.external_weights)
+
+    def bucket_index_file_path(self, partition: bytes, bucket: int, name: str,
+                               external_path: str | None = None) -> str:
+        """Where an index file (hash index, deletion vectors) of one bucket lives: its external path, else the
+        bucket directory with ``index-file-in-data-file-dir``, else ``index/``
+        (Paimon: FileStorePathFactory#indexFileFactory, IndexInDataFileDirPathFactory#toPath)."""
+        if external_path:
+            return external_path
+        if self.index_file_in_data_file_dir:
+            return f"{self.bucket_dir(partition, bucket)}/{name}"
+        return f"{self.index_dir}/{name}"
+
+    def bucket_index_dir(self, partition: bytes, bucket: int) -> str:
+        """The directory new index files of one bucket are written to (Paimon: FileStorePathFactory#indexFileFactory).
+
+        With external data paths too, Java writes them under an external root and records that path; laketide
+        keeps them in the table's bucket directory with no external path, which Java resolves the same way."""
+        return self.bucket_dir(partition, bucket) if self.index_file_in_data_file_dir else self.index_dir
 
     def data_file_paths(self, partition: bytes, bucket: int, file: _DataFileLike) -> list[str]:
         """Where a data (or changelog) file lives, followed by its extra files (e.g. its sidecar file index),

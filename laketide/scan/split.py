@@ -83,6 +83,7 @@ def generate_splits(
     merge: bool = False,
     deletion_files: dict[tuple[bytes, int], dict[str, DeletionFile]] | None = None,
     row_selections: Mapping[str, FrozenBitMap] | None = None,
+    whole_buckets: bool = False,
 ) -> list[DataSplit]:
     """Group files per (partition, bucket), ordered by sequence number, bin-packed to ``target_size``.
 
@@ -92,6 +93,9 @@ def generate_splits(
     packed file by file up to ``target_size`` (``source.split.target-size``).
 
     ``row_selections`` (data file name -> row positions, from file indexes) travel with the splits.
+
+    ``whole_buckets`` (data-evolution tables): a bucket is one split, so the files of one row-id range, which a
+    read stitches together, are never split apart.
 
     Files of the postpone bucket (``bucket = -2`` tables: rows not yet compacted into a real bucket) are left out,
     as Java's batch scan does (``onlyReadRealBuckets``): they become visible once compaction moves them.
@@ -117,7 +121,7 @@ def generate_splits(
                     deletion_files=None if dvs is None else tuple(dvs.get(f.file_name) for f in group),
                 ))
             continue
-        if merge:
+        if merge or whole_buckets:
             raw = len(files) == 1 and not files[0].delete_row_count
             splits.append(DataSplit(
                 snapshot_id=snapshot_id, partition=partition, partition_values=values, bucket=bucket,

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import FrozenBitMap
 
-from laketide.exceptions import FileIOError, SchemaError
+from laketide.exceptions import FileIOError, SchemaError, UnsupportedFeatureError
 from laketide.expr import Predicate, referenced_fields, to_arrow_expression
 from laketide.format import file_format
 from laketide.fs import FileIO
@@ -28,12 +28,15 @@ from laketide.mergetree.engines import merge_function_for
 from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
+from laketide.format.blob import is_blob_file
+from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.key_filter import KeyFilter
+from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
-from laketide.types import DataType, VariantType, to_arrow_schema, without_field_ids
+from laketide.types import BlobType, DataType, VariantType, to_arrow_schema, without_field_ids
 
 __all__ = ["SplitRead"]
 
@@ -55,8 +58,19 @@ class SplitRead:
         self.schema_manager = schema_manager
         self.read_schema = read_schema
         full = to_arrow_schema(read_schema.row_type)
+        options = read_schema.core_options
+        # Row tracking (append tables): _ROW_ID and _SEQUENCE_NUMBER may be read like columns.
+        self.row_tracking = bool(options.row_tracking_enabled) and not read_schema.primary_keys
+        self.data_evolution = self.row_tracking and bool(options.data_evolution_enabled)
+        requested = set(columns or ())
+        if self.row_tracking and requested & {f.name for f in TRACKING_FIELDS}:
+            full = pa.schema(list(full) + list(TRACKING_FIELDS))
         self.output_names = list(columns) if columns is not None else full.names
         unknown = [c for c in self.output_names if c not in full.names]
+        tracking_asked = [c for c in unknown if c in {f.name for f in TRACKING_FIELDS}]
+        if tracking_asked:
+            raise SchemaError(f"Columns {tracking_asked} exist only in tables with 'row-tracking.enabled' = 'true' "
+                              f"(append tables); columns are {full.names}")
         if unknown:
             raise SchemaError(f"Unknown columns {unknown}; columns are {full.names}")
         self.merge: MergeFunction | None = None
@@ -71,7 +85,11 @@ class SplitRead:
             needed |= set(keys) | set(self.merge.spec.sequence_fields) | self.merge.input_columns(set(full.names))
         # Read in table column order so batches have a stable layout, then project to the requested order.
         self.read_names = [n for n in full.names if n in needed]
+        self._check_blob_columns(read_schema)
         self.read_arrow_schema = pa.schema([full.field(n) for n in self.read_names])
+        tracking = {f.name for f in TRACKING_FIELDS} if self.row_tracking else set()
+        self.data_names = [n for n in self.read_names if n not in tracking]
+        self.tracking_names = [n for n in self.read_names if n in tracking]
         self.output_schema = without_field_ids(pa.schema([full.field(n) for n in self.output_names]))
         self.filter = to_arrow_expression(predicate, schema=self.read_arrow_schema) if predicate is not None else None
         # The key part of the predicate runs before the merge (row groups by key statistics, then rows).
@@ -86,9 +104,25 @@ class SplitRead:
         self.time_zone = read_schema.core_options.local_time_zone
         self._index_files: dict[str, bytes] = {}
 
+    def _check_blob_columns(self, schema: TableSchema) -> None:
+        # Plain BLOB columns of data-evolution append tables are read from their .blob files; anything else would
+        # read as nulls, so it is refused.
+        blobs = set(blob_columns([schema.field(n) for n in self.read_names if n in schema.field_names]))
+        if not blobs:
+            return
+        plain = {n for n in blobs if isinstance(schema.field(n).type, BlobType)}
+        if not self.data_evolution or blobs - plain:
+            raise UnsupportedFeatureError(
+                f"Reading {sorted(blobs)}: laketide reads BLOB columns of data-evolution append tables only "
+                f"(not of primary-key tables, nor ARRAY<BLOB> / MAP<..., BLOB>); leave them out of the columns read"
+            )
+
     # -- splits ------------------------------------------------------------------------------------------------
     def read(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         selections = split.row_selections or (None,) * len(split.files)
+        if self.data_evolution:
+            yield from self._read_evolved(split)
+            return
         if self.merge is None:
             vectors = split.deletion_files or (None,) * len(split.files)
             for meta, path, rows, dv in zip(split.files, split.file_paths(), selections, vectors):
@@ -113,6 +147,53 @@ class SplitRead:
                     for run in section]
             for merged in merge_sorted_runs(runs, self.merge, settings=self.sort):
                 yield from self._finish(drop_retracts(merged))
+
+    def _read_evolved(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
+        """Data evolution: the files of one row-id range stitched into whole rows (see scan/row_tracking.py)."""
+        for group in group_by_row_id(split.files, split.file_paths()):
+            if len(group) == 1:
+                meta, path = group[0]
+                for batch in self._file_batches(meta, path, system=False):
+                    yield from self._finish(pa.Table.from_batches([batch]))
+                continue
+            yield from self._finish(self._stitch(group))
+
+    def _stitch(self, group: list[tuple[DataFileMeta, str]]) -> pa.Table:
+        newest, _ = group[0]
+        blobs = [(m, p) for m, p in group if is_blob_file(m.file_name)]
+        group = [(m, p) for m, p in group if not is_blob_file(m.file_name)]
+        owner: dict[str, int] = {}  # read column -> the newest file of the group that holds it
+        for i, (meta, _) in enumerate(group):
+            file_schema = self.schema_manager.schema(meta.schema_id)
+            held = set(meta.write_cols) if meta.write_cols is not None else set(file_schema.field_names)
+            ids = {f.id for f in file_schema.fields if f.name in held}
+            for name in self.data_names:
+                if name not in owner and self.read_schema.field(name).id in ids:
+                    owner[name] = i
+        columns: dict[str, pa.ChunkedArray | pa.Array] = {}
+        for i, (meta, path) in enumerate(group):
+            names = [n for n in self.data_names if owner.get(n) == i]
+            if not names:
+                continue
+            part = pa.Table.from_batches(list(self._file_batches(meta, path, system=False, names=names)),
+                                         schema=pa.schema([self.read_arrow_schema.field(n) for n in names]))
+            if part.num_rows != newest.row_count:
+                raise FileIOError(f"Data file {path} holds {part.num_rows} rows where its row-id range "
+                                  f"says {newest.row_count}")
+            columns.update({n: part.column(n) for n in names})
+        n = newest.row_count
+        for name in self.data_names:
+            if isinstance(self.read_schema.field(name).type, BlobType):
+                columns[name] = read_blob_column(self.file_io, self.schema_manager, self.read_schema.field(name),
+                                                 blobs, first_row_id=newest.first_row_id or 0, row_count=n)
+        if self.tracking_names:  # from the newest file, as Java takes every column from the first file holding it
+            ids = pa.Table.from_batches(list(self._file_batches(newest, group[0][1], system=False, names=[],
+                                                                tracking=self.tracking_names)))
+            columns.update({name: ids.column(name) for name in self.tracking_names})
+        arrays = [columns.get(name, pa.nulls(n, self.read_arrow_schema.field(name).type)) for name in self.read_names]
+        if not arrays:
+            return pa.table({"_": pa.nulls(n)}).select([])
+        return pa.Table.from_arrays(arrays, schema=self.read_arrow_schema)
 
     def _run_reader(self, run: list[DataFileMeta], paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:
         def read(batch_rows: int) -> Iterator[pa.Table]:
@@ -150,24 +231,36 @@ class SplitRead:
     def _file_batches(
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
         batch_size: int | None = None, selection: FrozenBitMap | None = None, key_filter: KeyFilter | None = None,
+        names: Sequence[str] | None = None, tracking: Sequence[str] | None = None,
     ) -> Iterator[pa.RecordBatch]:
+        # ``names``: a subset of the data columns (a data-evolution file holding some of them); default all.
+        data_names = self.data_names if names is None else list(names)
+        if tracking is None:
+            tracking = self.tracking_names if names is None else []
+        # A file Java rewrote (compaction) stores _ROW_ID / _SEQUENCE_NUMBER itself and lists them in write_cols:
+        # its values win, nulls fall back to the computed ones (Java's FallbackMappingRow).
+        physical = [n for n in tracking if meta.write_cols is not None and n in meta.write_cols]
         file_schema = self.schema_manager.schema(meta.schema_id)
         by_id = {f.id: f for f in file_schema.fields}
         # read-schema name -> name and type in the file (None: column added after this file was written)
         source: list[str | None] = []
         casts: list[tuple[DataType, DataType] | None] = []
-        for name in self.read_names:
+        for name in data_names:
             current = self.read_schema.field(name)
             f = by_id.get(current.id)
+            if f is not None and isinstance(current.type, BlobType):
+                f = None  # blob values live in .blob files, never in the data file (read by _stitch)
             source.append(f.name if f is not None else None)
             # VARIANT goes through the cast module too: it refuses a shredded layout instead of dropping fields
             changed = f is not None and (f.type.copy(nullable=True) != current.type.copy(nullable=True)
                                          or isinstance(current.type, VariantType))
             casts.append((f.type, current.type) if changed and f is not None else None)
-        present = [s for s in source if s is not None]
+        present = [s for s in source if s is not None] + physical
         if system:
             present += [SEQUENCE_NUMBER, VALUE_KIND]
-        target = pa.schema(list(self.read_arrow_schema) + (list(_SYSTEM) if system else []))
+        data_schema = pa.schema([self.read_arrow_schema.field(n) for n in data_names])
+        target = pa.schema(list(data_schema) + (list(_SYSTEM) if system else []))
+        full = pa.schema([self.read_arrow_schema.field(n) for n in (*data_names, *tracking)])
         deleted = self._deleted_mask(deletion, meta.row_count) if deletion is not None else None
         fmt = file_format(path.rsplit(".", 1)[-1])
         rows = None if selection is None else np.frombuffer(selection.to_array(), dtype=np.uint32).astype(np.int64)
@@ -186,6 +279,12 @@ class SplitRead:
                     batches = fmt.read_selected(stream, rows=rows, columns=present, batch_size=size)
                 for offset, batch in batches:
                     out = self._evolve(batch, source, target, system, casts=casts, path=path)
+                    if tracking:
+                        positions = np.arange(offset, offset + out.num_rows, dtype=np.int64)
+                        computed = tracking_columns(meta, positions, tracking)
+                        computed = [pc.coalesce(pc.cast(batch.column(n), pa.int64()), c) if n in physical else c
+                                    for n, c in zip(tracking, computed)]
+                        out = pa.RecordBatch.from_arrays(list(out.columns) + computed, schema=full)
                     keep = None if rows is None else _selected_mask(rows, offset, out.num_rows)
                     if deleted is not None:
                         alive = pc.invert(deleted.slice(offset, out.num_rows))

@@ -46,6 +46,7 @@ from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.io.file_writer import RollingFileWriter
 from laketide.write.table_write import TableWrite
+from laketide.table.row_tracking_guard import refuse_row_tracking_rewrite
 
 if TYPE_CHECKING:
     from laketide.table.table import Table
@@ -125,7 +126,8 @@ def _output_writer(template: RollingFileWriter) -> Callable[[int], RollingFileWr
     return new
 
 
-def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_number: int = 0) -> RollingFileWriter:
+def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_number: int = 0,
+                 task: BucketCompaction | None = None) -> RollingFileWriter:
     return RollingFileWriter(
         file_io=tw.file_io, paths=tw.paths, bucket_dir=bucket_dir, file_format=tw.file_format,
         schema=tw.kv_schema if tw.has_primary_key else tw.arrow_schema, schema_id=tw.schema.id,
@@ -133,6 +135,7 @@ def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_n
         compression=tw.options.file_compression, next_sequence_number=next_sequence_number,
         key_layout=tw.key_layout if tw.has_primary_key else None, level=level, file_source=FileSource.COMPACT,
         file_index=tw.file_index, file_index_fields=tw.file_index_fields,
+        external_paths=None if task is None else tw.path_factory.external_path_provider(task.partition, task.bucket),
     )
 
 
@@ -145,12 +148,13 @@ def _deleter(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], None]:
     return delete
 
 
-def _restore_vectors(table: Table, index_files: Sequence[IndexFileMeta]) -> BucketDeletionVectors:
+def _restore_vectors(table: Table, index_files: Sequence[IndexFileMeta], partition: bytes,
+                     bucket: int) -> BucketDeletionVectors:
     vectors: dict[str, DeletionVector] = {}
     paths = table.store.path_factory
     for meta in index_files:
         if meta.dv_ranges:
-            path = paths.index_file_path(meta.file_name, meta.external_path)
+            path = paths.bucket_index_file_path(partition, bucket, meta.file_name, meta.external_path)
             vectors.update(read_dv_index_file(table.file_io.read_bytes(path), meta.dv_ranges, path=path))
     return BucketDeletionVectors.restore(vectors, index_files, bit64=table.options.deletion_vectors_bitmap64)
 
@@ -207,8 +211,9 @@ def _changelog_writer(template: RollingFileWriter) -> Callable[[int], RollingFil
     return changelog
 
 
-def _index_writer(table: Table, tw: TableWrite, vectors: BucketDeletionVectors) -> Callable[[], IndexFileChanges]:
-    index_dir = table.store.path_factory.index_dir
+def _index_writer(table: Table, tw: TableWrite, vectors: BucketDeletionVectors, partition: bytes,
+                  bucket: int) -> Callable[[], IndexFileChanges]:
+    index_dir = table.store.path_factory.bucket_index_dir(partition, bucket)
 
     def write() -> IndexFileChanges:
         if not vectors.modified:
@@ -229,13 +234,13 @@ def compacting_writer_factory(
         if not holder:
             holder.append(table.store.new_write())
         bucket_dir = writer.file_writer.bucket_dir
-        vectors = (_restore_vectors(table, restore.dv_index_files(partition, bucket))
+        vectors = (_restore_vectors(table, restore.dv_index_files(partition, bucket), partition, bucket)
                    if settings.deletion_vectors else None)
         manager = _manager(table, holder[0], restore.files(partition, bucket), bucket_dir=bucket_dir,
                            settings=settings, template=writer.file_writer, vectors=vectors)
         return CompactingMergeTreeWriter(
             writer=writer, manager=manager, delete_file=_deleter(table, bucket_dir),
-            write_index=_index_writer(table, holder[0], vectors) if vectors is not None else None,
+            write_index=_index_writer(table, holder[0], vectors, partition, bucket) if vectors is not None else None,
         )
 
     return wrap
@@ -294,6 +299,7 @@ def plan_compaction(
     where: str | Predicate | None = None,
 ) -> list[BucketCompaction]:
     """One task per live (partition, bucket) of the latest snapshot in the chosen partitions (all by default)."""
+    refuse_row_tracking_rewrite(table, "compaction")
     latest = table.latest_snapshot()
     if latest is None:
         return []
@@ -323,18 +329,20 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     Nothing is committed; hand the messages of all buckets to ``table.commit`` (one COMPACT snapshot), or to
     ``discard_compaction`` if that commit fails.
     """
+    refuse_row_tracking_rewrite(table, "compaction")
     tw = table.store.new_write()
     files = list(task.files)
     if table.primary_keys:
         settings = CompactionSettings.from_options(table.options)
-        vectors = _restore_vectors(table, task.dv_index_files) if settings.deletion_vectors else None
+        vectors = (_restore_vectors(table, task.dv_index_files, task.partition, task.bucket)
+                   if settings.deletion_vectors else None)
         if vectors is None and task.has_deletion_vectors:
             raise UnsupportedFeatureError(
                 f"Table {table.name}: bucket {task.bucket} has deletion vectors but 'deletion-vectors.enabled' is "
                 f"off; compacting it would bring deleted rows back"
             )
         manager = _manager(table, tw, files, bucket_dir=task.bucket_dir, settings=settings,
-                           template=_file_writer(tw, task.bucket_dir, level=0), vectors=vectors)
+                           template=_file_writer(tw, task.bucket_dir, level=0, task=task), vectors=vectors)
         try:
             result = manager.compact(full=full) or CompactResult()
             while settings.force_level0 and manager.levels.level0:
@@ -344,10 +352,12 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
                 result = _chain(result, more)
         finally:
             manager.rewriter.close()
-        index = _index_writer(table, tw, vectors)() if vectors is not None else IndexFileChanges()
+        index = (_index_writer(table, tw, vectors, task.partition, task.bucket)()
+                 if vectors is not None else IndexFileChanges())
         return _message(table, task, result, index)
     # Rewritten files leave their deleted rows (and their vectors) behind; other files keep their vectors.
-    append_vectors = _restore_vectors(table, task.dv_index_files) if task.has_deletion_vectors else None
+    append_vectors = (_restore_vectors(table, task.dv_index_files, task.partition, task.bucket)
+                      if task.has_deletion_vectors else None)
     append_settings = AppendCompactSettings.from_options(table.options)
     if table.options.bucket <= 0:
         picked = pack_unaware(files, append_settings, full=full)
@@ -361,8 +371,9 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
         picked = [*picked, marked] if marked else picked
     result = CompactResult()
     for group in picked:
-        result += _rewrite_append(table, tw, group, task.bucket_dir, vectors=append_vectors)
-    changes = _index_writer(table, tw, append_vectors)() if append_vectors is not None else None
+        result += _rewrite_append(table, tw, group, task.bucket_dir, task, vectors=append_vectors)
+    changes = (_index_writer(table, tw, append_vectors, task.partition, task.bucket)()
+               if append_vectors is not None else None)
     return _message(table, task, result, changes)
 
 
@@ -427,11 +438,11 @@ def discard_compaction(table: Table, messages: Sequence[CommitMessage]) -> None:
 
 def _rewrite_append(
     table: Table, tw: TableWrite, files: Sequence[DataFileMeta], bucket_dir: str,
-    *, vectors: BucketDeletionVectors | None = None,
+    task: BucketCompaction | None = None, *, vectors: BucketDeletionVectors | None = None,
 ) -> CompactResult:
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
     reader = table.store.new_read()
-    writer = _file_writer(tw, bucket_dir, level=0, next_sequence_number=ordered[0].min_sequence_number)
+    writer = _file_writer(tw, bucket_dir, level=0, next_sequence_number=ordered[0].min_sequence_number, task=task)
     try:
         for f in ordered:
             deleted = vectors.deleted_mask(f.file_name, f.row_count) if vectors is not None else None

@@ -34,6 +34,7 @@ from laketide.expr.values import parse_value_expression
 from laketide.io.kv import RowKind
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.manifest import ManifestEntry
+from laketide.table.row_tracking_guard import refuse_row_tracking_rewrite
 
 if TYPE_CHECKING:
     from laketide.table.table import Table
@@ -372,6 +373,7 @@ def check_engine(table: Table, *, verb: str, deletes_only: bool) -> None:
 
 def check_rewritable(table: Table, *, verb: str) -> None:
     """Copy-on-write needs files that are the rows: refuse tables whose files carry deletion vectors."""
+    refuse_row_tracking_rewrite(table, verb)
     if table.store.options.deletion_vectors_enabled:
         raise UnsupportedFeatureError(
             f"{verb} on append table {table.name} with 'deletion-vectors.enabled': rewriting its files would leave "

@@ -34,13 +34,14 @@ if TYPE_CHECKING:
 __all__ = ["drop_unreferenced_index_files", "plan_vector_change", "restore_bucket_vectors"]
 
 
-def restore_bucket_vectors(table: Table, index_files: tuple[IndexFileMeta, ...]) -> BucketDeletionVectors:
+def restore_bucket_vectors(table: Table, index_files: tuple[IndexFileMeta, ...], partition: bytes,
+                           bucket: int) -> BucketDeletionVectors:
     """The vectors of one bucket, read from its deletion-vector index files."""
     vectors: dict[str, DeletionVector] = {}
     paths = table.store.path_factory
     for meta in index_files:
         if meta.dv_ranges:
-            path = paths.index_file_path(meta.file_name, meta.external_path)
+            path = paths.bucket_index_file_path(partition, bucket, meta.file_name, meta.external_path)
             vectors.update(read_dv_index_file(table.file_io.read_bytes(path), meta.dv_ranges, path=path))
     return BucketDeletionVectors.restore(vectors, index_files, bit64=table.options.deletion_vectors_bitmap64)
 
@@ -77,7 +78,8 @@ def plan_vector_change(
     try:
         try:
             for (partition, bucket), entries in by_bucket.items():
-                vectors = restore_bucket_vectors(table, tuple(index_files.get((partition, bucket), ())))
+                vectors = restore_bucket_vectors(table, tuple(index_files.get((partition, bucket), ())), partition,
+                                                 bucket)
                 for e in entries:
                     path = e.file.external_path or f"{paths.bucket_dir(partition, bucket)}/{e.file.file_name}"
                     rows = pa.Table.from_batches(list(reader.read_file(e.file, path)), schema=reader.output_schema)
@@ -91,7 +93,8 @@ def plan_vector_change(
                     matched += int(mask.sum())
                     if w is not None and replace_rows is not None:
                         w.write(replace_rows(rows.filter(pa.array(mask))))
-                changes = vectors.write_index_file(table.file_io, paths.index_dir, names.new_index_file_name())
+                changes = vectors.write_index_file(table.file_io, paths.bucket_index_dir(partition, bucket),
+                                                   names.new_index_file_name())
                 if not changes.is_empty():
                     messages.append(CommitMessage(
                         partition=partition, bucket=bucket, total_buckets=entries[0].total_buckets,
@@ -114,7 +117,7 @@ def _drop_index_files(table: Table, messages: list[CommitMessage]) -> None:
     paths = table.store.path_factory
     for m in messages:
         for f in m.new_index_files:
-            table.deleter.delete(paths.index_file_path(f.file_name, f.external_path))
+            table.deleter.delete(paths.bucket_index_file_path(m.partition, m.bucket, f.file_name, f.external_path))
 
 
 def drop_unreferenced_index_files(table: Table, messages: Sequence[CommitMessage]) -> None:

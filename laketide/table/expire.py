@@ -73,8 +73,8 @@ class TablePathResolver:
     def manifest(self, name: str) -> str:
         return self.paths.manifest_path(name)
 
-    def index(self, name: str, external_path: str | None = None) -> str:
-        return self.paths.index_file_path(name, external_path)
+    def index(self, name: str, external_path: str | None = None, *, partition: bytes = b"", bucket: int = 0) -> str:
+        return self.paths.bucket_index_file_path(partition, bucket, name, external_path)
 
     def statistics(self, name: str) -> str:
         return self.paths.statistics_path(name)
@@ -381,7 +381,8 @@ def _unused_metadata(
             entries = []
         for e in entries:
             if fresh(e.index_file.file_name):
-                yield paths.index(e.index_file.file_name, e.index_file.external_path)
+                yield paths.index(e.index_file.file_name, e.index_file.external_path, partition=e.partition,
+                                  bucket=e.bucket)
         if fresh(s.index_manifest):
             yield paths.manifest(s.index_manifest)
     if s.statistics and fresh(s.statistics):

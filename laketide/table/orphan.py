@@ -133,7 +133,19 @@ def _walk(store: FileStore) -> list[FileStatus]:
     data_root = store.path_factory.data_root
     if data_root == store.table_path or io.exists(data_root):
         partitions(data_root, 0)
+    # Java walks every configured external root the same way (whatever the strategy): data files written
+    # there by a failed job are orphans too.
+    for root in _external_roots(store):
+        if io.exists(root):
+            partitions(root, 0)
     return out
+
+
+def _external_roots(store: FileStore) -> list[str]:
+    raw = store.options.data_file_external_paths or ""
+    directory = store.path_factory.data_file_path_directory
+    roots = [r.strip().rstrip("/") for r in raw.split(",") if r.strip()]
+    return [f"{r}/{directory}" if directory else r for r in roots]
 
 
 def _used_names(store: FileStore) -> set[str]:

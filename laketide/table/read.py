@@ -171,8 +171,16 @@ class TableScan:
             self.predicate, bucket_keys=bucket_keys, num_buckets=options.bucket,
             key_types=[self.schema.field(k).type for k in bucket_keys],
         )
+        # Data evolution: a file holding some columns of a row-id range has stats of those only, and pruning one
+        # file of a range would drop columns of rows other files hold: plan every file, filter after stitching.
+        evolved = bool(options.data_evolution_enabled) and not self.schema.primary_keys
+        planned = self.predicate
+        if evolved and planned is not None:
+            from laketide.expr import pick_fields
+
+            planned = pick_fields(planned, set(self.schema.partition_keys))  # partitions still prune
         dv_read = bool(self.schema.primary_keys) and options.deletion_vectors_enabled
-        entries = scan.plan(self.snapshot, predicate=self.predicate, buckets=buckets, prune_by_values=dv_read)
+        entries = scan.plan(self.snapshot, predicate=planned, buckets=buckets, prune_by_values=dv_read)
         deletion_files = None
         if self.read_optimized and self.schema.primary_keys:
             # Only the top level: one sorted run per bucket, read file by file without a merge.
@@ -192,7 +200,7 @@ class TableScan:
         index_filter = FileIndexFilter(
             file_io=store.file_io, schema_manager=store.schema_manager, schema=self.schema,
             path_factory=scan.path_factory, predicate=self.predicate,
-            enabled=file_index_usable(options, has_primary_key=bool(self.schema.primary_keys)),
+            enabled=file_index_usable(options, has_primary_key=bool(self.schema.primary_keys)) and not evolved,
         )
         indexed = index_filter.plan(entries)
         self._file_index_report = indexed.report
@@ -205,6 +213,7 @@ class TableScan:
             open_file_cost=options.source_split_open_file_cost,
             deletion_files=deletion_files,
             row_selections=indexed.selections,
+            whole_buckets=evolved,
         )
 
     def explain(self) -> ScanExplanation:
@@ -230,7 +239,8 @@ class TableScan:
             f = e.index_file
             if f.index_type != "DELETION_VECTORS" or not f.dv_ranges:
                 continue
-            path = f.external_path or f"{self.table.path}/index/{f.file_name}"
+            path = self.table.store.path_factory.bucket_index_file_path(e.partition, e.bucket, f.file_name,
+                                                                        f.external_path)
             bucket = out.setdefault((e.partition, e.bucket), {})
             for m in f.dv_ranges:
                 bucket[m.data_file_name] = DeletionFile(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
-from laketide.exceptions import NoSuchTableError
+from laketide.exceptions import NoSuchTableError, UnsupportedFeatureError
 from laketide.expr import Predicate, bind, filter_table, parse_where
 from laketide.table.binlog import to_binlog
 from laketide.table.table import Table
@@ -119,8 +119,18 @@ def _binlog(t: Table) -> pa.Table:
     return to_binlog(_audit_log(t), t.primary_keys)
 
 
+def _row_tracking(t: Table) -> pa.Table:
+    # Paimon: RowTrackingTable: the table's columns, then _ROW_ID and _SEQUENCE_NUMBER.
+    if not t.options.row_tracking_enabled or t.primary_keys:
+        raise UnsupportedFeatureError(
+            f"Table {t.name} does not support row tracking; the $row_tracking system table needs "
+            f"'row-tracking.enabled' = 'true' (an append table)")
+    return t.read(columns=[*t.schema.field_names, "_ROW_ID", "_SEQUENCE_NUMBER"])
+
+
 _SYSTEM_TABLES: dict[str, Callable[[Table], pa.Table]] = {
     "ro": _read_optimized,
+    "row_tracking": _row_tracking,
     "audit_log": _audit_log,
     "binlog": _binlog,
     "snapshots": _snapshots,

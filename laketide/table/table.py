@@ -65,10 +65,6 @@ WriteMode = Literal["append", "overwrite"]
 
 _LOG = logging.getLogger(__name__)
 
-# Keys Table.copy() accepts: how to read, never how files are laid out.
-_DYNAMIC_PREFIXES = ("scan.", "incremental-between", "consumer-id", "consumer.", "read.", "local-time-zone")
-
-
 class Table:
     def __init__(
         self,
@@ -258,7 +254,11 @@ class Table:
         tag: str | None = None,
         timestamp_ms: int | _dt.datetime | None = None,
         read_optimized: bool = False,
+        options: Mapping[str, object] | None = None,
     ) -> pa.Table:
+        if options:  # dynamic options of this read only (see copy): e.g. {'fields.v.aggregate-function': 'sum'}
+            return self.copy(options).read(columns, where, snapshot_id=snapshot_id, tag=tag,
+                                           timestamp_ms=timestamp_ms, read_optimized=read_optimized)
         if where is None and snapshot_id is None and tag is None and timestamp_ms is None and not read_optimized:
             ranged = self._incremental_between(columns, row_kind_column=None)
             if ranged is not None:
@@ -371,28 +371,27 @@ class Table:
 
     def copy(self, options: Mapping[str, object]) -> Table:
         """This table with dynamic ``options`` on top of its schema's (nothing is written): e.g. time travel by
-        ``scan.version`` / ``scan.timestamp`` or ``incremental-between`` for ``read``, or ``consumer-id``."""
+        ``scan.version`` / ``scan.timestamp`` or ``incremental-between`` for ``read``, or ``consumer-id``; or a
+        merge behaviour for reading (``fields.<f>.aggregate-function``, ``ignore-delete``, ``sequence.field``)."""
         from dataclasses import replace
 
         from laketide.options import CoreOptions
 
+        from laketide.table.dynamic_options import check_dynamic_options, check_merged_schema
+
         dynamic = {str(k): str(v) for k, v in options.items()}
-        # Only options of reading: a dynamic 'bucket' or 'file.format' would make writes disagree with the files.
-        refused = sorted(k for k in dynamic if not k.startswith(_DYNAMIC_PREFIXES))
-        if refused:
-            raise InvalidOptionError(
-                f"Table {self.name}: copy() takes read options only ({', '.join(_DYNAMIC_PREFIXES)}...), not "
-                f"{refused}; change table options with alter()"
-            )
         from laketide.options import check_unknown_options
 
         check_unknown_options(dynamic, table_name=self.name)  # 'scan.snapshot-idd' would silently read the latest
+        # Read options and the merge behaviour Java's copy() may change; never where or how files are written.
+        check_dynamic_options(self._schema, dynamic, table_name=self.name)
         merged = {**self._schema.options, **dynamic}
         try:
             CoreOptions(merged)  # a malformed value fails here, naming the key
         except InvalidOptionError as e:
             raise InvalidOptionError(f"Table {self.name}: {e}") from e
         schema = replace(self._schema, options=merged)
+        check_merged_schema(schema, table_name=self.name)
         return Table(name=self.name, path=self.path, file_io=self.file_io, schema=schema,
                      commit_lock=self._commit_lock, branch=self.branch)
 

@@ -41,7 +41,7 @@ from laketide.meta.binary_row import (
     serialize_binary_row,
 )
 from laketide.meta.manifest import IndexFileMeta
-from laketide.meta.paths import TablePaths
+from laketide.meta.paths import FileStorePathFactory, TablePaths
 from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
 from laketide.write.bucketing import Group, split_by_partition_and_bucket
@@ -143,6 +143,8 @@ class DynamicBucketIndex:
     file_io: FileIO
     table_path: str
     files: dict[tuple[bytes, int], IndexFileMeta]  # (partition, bucket) -> its current HASH index file
+    # Where index files live (``index-file-in-data-file-dir`` puts them in the bucket directory); None: index/.
+    path_factory: FileStorePathFactory | None = None
     paths: TablePaths = field(init=False)
     _new: dict[tuple[bytes, int], list[np.ndarray]] = field(default_factory=dict)
     _by_partition: dict[bytes, list[int]] = field(init=False)
@@ -168,14 +170,24 @@ class DynamicBucketIndex:
             for e in scan.index_entries(latest):
                 if e.index_file.index_type == HASH_INDEX:
                     files[(e.partition, e.bucket)] = e.index_file
-        return cls(file_io=file_io, table_path=table_path, files=files)
+        path_factory = FileStorePathFactory.from_options(
+            table_path, partition_keys=schema.partition_keys,
+            partition_types=[f.type for f in schema.partition_fields], options=schema.core_options)
+        return cls(file_io=file_io, table_path=table_path, files=files, path_factory=path_factory)
 
-    def path(self, meta: IndexFileMeta) -> str:
+    def path(self, key: tuple[bytes, int], meta: IndexFileMeta) -> str:
+        if self.path_factory is not None:
+            return self.path_factory.bucket_index_file_path(key[0], key[1], meta.file_name, meta.external_path)
         return meta.external_path or f"{self.paths.index_dir}/{meta.file_name}"
+
+    def _new_file_dir(self, key: tuple[bytes, int]) -> str:
+        if self.path_factory is not None:
+            return self.path_factory.bucket_index_dir(key[0], key[1])
+        return self.paths.index_dir
 
     def partition_files(self, partition: bytes) -> list[tuple[int, np.ndarray]]:
         """(bucket, hashes) of every current hash index file of ``partition``."""
-        return [(b, read_hash_index(self.file_io, self.path(self.files[(partition, b)])))
+        return [(b, read_hash_index(self.file_io, self.path((partition, b), self.files[(partition, b)])))
                 for b in sorted(self._by_partition.get(partition, ()))]
 
     def notify(self, partition: bytes, bucket: int, hashes: np.ndarray) -> None:
@@ -191,7 +203,7 @@ class DynamicBucketIndex:
             if previous is None:
                 merged = new
             else:
-                old = read_hash_index(self.file_io, self.path(previous))
+                old = read_hash_index(self.file_io, self.path(key, previous))
                 if len(old) > 1 and not bool((old[1:] > old[:-1]).all()):
                     old = _sorted_unique(old)  # not written by laketide: Java's files are in hash-set order
                 pos = np.minimum(np.searchsorted(old, new), max(len(old) - 1, 0))
@@ -199,7 +211,7 @@ class DynamicBucketIndex:
                 if len(fresh) == 0:
                     continue  # no new key in this bucket: the previous file stays (Java's `modified` flag)
                 merged = np.insert(old, np.searchsorted(old, fresh), fresh)
-            meta = write_hash_index(self.file_io, self.paths.index_dir, self.paths.new_index_file_name(), merged)
+            meta = write_hash_index(self.file_io, self._new_file_dir(key), self.paths.new_index_file_name(), merged)
             out[key] = (meta, previous)
             if key not in self.files:
                 self._by_partition.setdefault(key[0], []).append(key[1])

@@ -359,6 +359,12 @@ class FileStoreCommit:
             merge_min_count=opts.manifest_merge_min_count,
             full_compaction_threshold=opts.manifest_full_compaction_threshold_size,
         )
+        next_row_id = latest.next_row_id if latest is not None else None
+        if opts.row_tracking_enabled and not self.schema.primary_keys:
+            from laketide.write.row_tracking import assign_row_tracking
+
+            delta, next_row_id = assign_row_tracking(
+                delta, snapshot_id=(latest.id + 1) if latest is not None else 1, next_row_id=next_row_id or 0)
         try:
             previous = scan.data_manifests(latest) if latest is not None else []
             base = writer.merge(previous, scan.manifest)
@@ -393,6 +399,8 @@ class FileStoreCommit:
                 delta_record_count=delta_rows,
                 changelog_record_count=sum(e.file.row_count for e in changelog),
                 properties=properties,
+                # Row tracking: laketide assigns no row ids, but must not lose the next free one.
+                next_row_id=next_row_id,
             )
         except BaseException:  # even an interrupt: delete this attempt's manifests, then re-raise
             self._cleanup(writer)

@@ -148,6 +148,9 @@ class TableWrite:
         self.options = options if options is not None else schema.core_options
         # A Java-written table may carry options laketide cannot honour: refuse before writing anything.
         check_write_options(schema.options, table_name=table_name)
+        from laketide.write.validation import check_no_blob_columns
+
+        check_no_blob_columns(schema, table_name)
         self.arrow_schema = to_arrow_schema(schema.row_type)
         self.partition_types = [f.type for f in schema.partition_fields]
         self.path_factory = path_factory if path_factory is not None else FileStorePathFactory.from_options(
@@ -431,6 +434,7 @@ class TableWrite:
             key_layout=self.key_layout if self.has_primary_key else None,
             file_index=self.file_index,
             file_index_fields=self.file_index_fields,
+            external_paths=self.path_factory.external_path_provider(part_bytes, bucket),
         )
         if self.has_primary_key:
             lsm = MergeTreeWriter(

@@ -22,6 +22,8 @@ from laketide.exceptions import (
 )
 from laketide.format import file_format
 from laketide.index.file_index.writer import file_index_spec
+from laketide.meta.external_paths import external_roots
+from laketide.scan.blob_read import blob_columns
 from laketide.meta.manifest_io import encode_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY
 from laketide.mergetree.engines import check_engine_options
@@ -60,6 +62,9 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     _check_deletion_vectors(options, table_name, previous)
     _check_changelog_producer(schema, options, table_name)
     _check_changelog_retention(options, table_name)
+    _check_external_paths(options, table_name)
+    if changed is None or {"row-tracking.enabled", "data-evolution.enabled", "bucket"} & set(changed):
+        _check_row_tracking(schema, options, table_name)
     file_index_spec(schema, table_name=table_name)  # unknown column, type an index cannot take, bad option
     try:
         check_engine_options(schema)
@@ -72,6 +77,21 @@ def validate_table_schema(schema: TableSchema, *, table_name: str, previous: Tab
     check_unknown_options(schema.options, table_name=table_name, keys=changed)
 
 
+def _check_row_tracking(schema: TableSchema, options: CoreOptions, table_name: str) -> None:
+    # Paimon: SchemaValidation#validateRowTracking.
+    if options.row_tracking_enabled and (schema.primary_keys or options.bucket != -1):
+        raise InvalidOptionError(
+            f"Table {table_name}: 'row-tracking.enabled' needs an append table (no primary key) with bucket = -1")
+    if options.data_evolution_enabled and not options.row_tracking_enabled:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'data-evolution.enabled' needs 'row-tracking.enabled' = 'true'")
+
+
+def _check_external_paths(options: CoreOptions, table_name: str) -> None:
+    # A root without a scheme, no root left for the strategy, weights that do not fit: Java's checks.
+    external_roots(options, table_name=table_name)
+
+
 def _options(schema: TableSchema, table_name: str) -> CoreOptions:
     try:
         return schema.core_options
@@ -79,7 +99,16 @@ def _options(schema: TableSchema, table_name: str) -> CoreOptions:
         raise InvalidOptionError(f"Table {table_name}: {e}") from e
 
 
+def check_no_blob_columns(schema: TableSchema, table_name: str) -> None:
+    """laketide reads BLOB columns (of Java / pypaimon tables) but writes no ``.blob`` files."""
+    blobs = blob_columns(schema.fields)
+    if blobs:
+        raise UnsupportedFeatureError(
+            f"Table {table_name}: columns {blobs} are BLOB; laketide reads them but does not write blob files")
+
+
 def _check_columns(schema: TableSchema, table_name: str) -> None:
+    check_no_blob_columns(schema, table_name)
     seen: set[str] = set()
     for f in schema.fields:
         if not f.name or not f.name.strip():

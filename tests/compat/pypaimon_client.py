@@ -140,6 +140,22 @@ class PyPaimon:
         snapshot_id = response["snapshot_id"]
         return None if snapshot_id is None else int(snapshot_id)
 
+    def update_by_row_id(
+        self, warehouse: str | Path, identifier: str, data: pa.Table, *, columns: Sequence[str]
+    ) -> int | None:
+        """pypaimon's data-evolution update: ``data`` holds ``_ROW_ID`` and new values of ``columns``."""
+        with tempfile.TemporaryDirectory(prefix="pypaimon-") as tmp:
+            data_path = Path(tmp) / "data.arrow"
+            _write_ipc(data_path, data)
+            response = self.call(
+                "update_by_row_id",
+                {"warehouse": str(warehouse), "identifier": identifier, "data_path": str(data_path),
+                 "columns": list(columns)},
+                workdir=Path(tmp),
+            )
+        snapshot_id = response["snapshot_id"]
+        return None if snapshot_id is None else int(snapshot_id)
+
     def read(
         self,
         warehouse: str | Path,

@@ -117,6 +117,21 @@ def _write(request: dict[str, Any]) -> Response:
     return {"snapshot_id": latest.id if ours else None}
 
 
+def _update_by_row_id(request: dict[str, Any]) -> Response:
+    """Data evolution: new values of some columns for rows named by ``_ROW_ID`` (partial-column files)."""
+    table = _table(request)
+    data = _read_ipc_table(request["data_path"])
+    builder = table.new_batch_write_builder()
+    update = builder.new_update().with_update_type(list(request["columns"]))
+    table_commit = builder.new_commit()
+    try:
+        table_commit.commit(update.update_by_arrow_with_row_id(data))
+    finally:
+        table_commit.close()
+    latest = table.snapshot_manager().get_latest_snapshot()
+    return {"snapshot_id": None if latest is None else latest.id}
+
+
 def _read(request: dict[str, Any]) -> Response:
     table = _table(request)
     snapshot_id = request.get("snapshot_id")
@@ -205,6 +220,7 @@ _COMMANDS: dict[str, Callable[[dict[str, Any]], Response]] = {
     "list_tags": _list_tags,
     "create_table": _create_table,
     "write": _write,
+    "update_by_row_id": _update_by_row_id,
     "read": _read,
     "alter": _alter,
     "snapshot": _snapshot,

@@ -150,8 +150,7 @@ def test_expire_deletes_external_data_files_only_under_configured_roots(tmp_path
     assert ids_of(t.read()) == list(range(5))
     t.write(rows(range(50, 52), "a"), mode="overwrite", partition={"dt": "a"})  # replaces the external file
     if configured:
-        # laketide refuses to write with external paths, but a Java-written table carries the option: set it the
-        # way Java's ALTER would (no laketide write validation), then expire through laketide.
+        # Configure the root the way Java's ALTER would (no laketide write validation), then expire.
         t.schema_manager.commit_changes([SetOption("data-file.external-paths", f"file://{outside_dir}")])
         t.refresh()
     with caplog.at_level(logging.WARNING, logger="laketide.meta.deletion"):

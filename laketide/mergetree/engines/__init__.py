@@ -54,7 +54,7 @@ def merge_function_for(schema: TableSchema) -> MergeFunction:
     engine = options.merge_engine
     spec = merge_spec_for(schema)
     if engine is MergeEngine.DEDUPLICATE:
-        return DeduplicateMergeFunction(spec)
+        return DeduplicateMergeFunction(spec, ignore_delete=bool(options.ignore_delete))
     if engine is MergeEngine.PARTIAL_UPDATE:
         config = partial_update_config(schema)
         return PartialUpdateMergeFunction(spec, config=config,
