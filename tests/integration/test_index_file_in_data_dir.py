@@ -84,3 +84,23 @@ def test_hash_index_files_live_in_the_bucket_directory_and_keep_keys_in_place(tm
                 buckets.setdefault(k, set()).add(split.bucket)
     assert all(len(b) == 1 for b in buckets.values())
     assert t.read().num_rows == 55
+
+
+def test_append_table_deletion_vectors_live_in_the_bucket_directory(tmp_path: Path) -> None:
+    # DELETE on an append table with vectors writes, reads back, compacts and drops them in the bucket directory.
+    cat = laketide.load_catalog(warehouse=str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, partition_keys=["dt"], options={
+        "deletion-vectors.enabled": "true", **IN_DATA_DIR})
+    t.write(pa.concat_tables([rows(range(30), "a", "x"), rows(range(10), "b", "x")]))
+    assert t.delete(where="id < 5").rows_deleted == 10
+    found = index_files(Path(t.path))
+    assert found and all(p.parent.name == "bucket-0" and p.parent.parent.name.startswith("dt=") for p in found)
+    assert not (Path(t.path) / "index").exists() or not index_files(Path(t.path) / "index")
+    expected = {**{(i, "a"): f"x{i}" for i in range(5, 30)}, **{(i, "b"): f"x{i}" for i in range(5, 10)}}
+    assert by_id(t.read()) == expected
+    assert t.delete(where="id = 7").rows_deleted == 2  # the bucket's vectors are read back from the bucket dir
+    del expected[(7, "a")], expected[(7, "b")]
+    assert by_id(t.read()) == expected
+    t.compact(full=True)
+    assert by_id(t.read()) == expected
