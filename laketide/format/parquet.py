@@ -88,6 +88,17 @@ def _is_bytes_like(t: pa.DataType) -> bool:
                 or pa.types.is_large_binary(t))
 
 
+def _leaf_count(t: pa.DataType) -> int:
+    """How many Parquet leaf columns an Arrow type is stored as."""
+    if pa.types.is_struct(t):
+        return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _leaf_count(t.value_type)
+    return 1
+
+
 def _has_nanos(schema: pa.Schema) -> bool:
     return any(pa.types.is_timestamp(t) and t.unit == "ns" for field in schema for t in walk_types(field.type))
 
@@ -172,18 +183,21 @@ class ParquetWriter(FormatWriter):
     def column_bounds(self) -> dict[str, ColumnBounds]:
         if not self._closed:
             raise ValueError("Parquet column bounds are known once the file is closed")
-        wanted = self.bounded_columns()
+        # Parquet column chunks are leaves: find each wanted column by its leaf position (a name like "s.x" may
+        # be a top-level column or field x of struct s).
+        leaves: dict[str, int] = {}
+        position = 0
+        for f in self._file_schema:
+            if _is_bytes_like(f.type):
+                leaves[f.name] = position
+            position += _leaf_count(f.type)
         meta = self._writer.writer.metadata
         found: dict[str, list[Any]] = {}  # name -> [min, max, null count, complete]
         for rg in range(meta.num_row_groups):
             group = meta.row_group(rg)
-            for c in range(group.num_columns):
-                chunk = group.column(c)
-                name = chunk.path_in_schema
-                if name not in wanted:
-                    continue
+            for name, leaf in leaves.items():
                 acc = found.setdefault(name, [None, None, 0, True])
-                st = chunk.statistics
+                st = group.column(leaf).statistics
                 if st is None or not st.has_null_count:
                     acc[3] = False
                     continue

@@ -47,6 +47,10 @@ def _data(seed: int, n: int) -> pa.Table:
         "s_counts": pa.array(_strings(rng, n, long_every=0), pa.string()),
         "s_none": pa.array(_strings(rng, n, long_every=0), pa.string()),
         "s_all_null": pa.array([None] * n, pa.string()),
+        # A struct before the string columns shifts their Parquet leaf positions; "s.x" names a top-level column.
+        "s": pa.array([{"x": "\U0010ffff" * 20, "y": i} for i in range(n)],
+                      pa.struct([("x", pa.string()), ("y", pa.int64())])),
+        "s.x": pa.array(_strings(rng, n, long_every=0), pa.string()),
         "bin": pa.array(binary, pa.binary()),
     }
     return pa.table(columns)
