@@ -12,6 +12,7 @@ import io
 from contextlib import contextmanager
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, BinaryIO, ClassVar
 
@@ -22,6 +23,7 @@ from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError
 from laketide.expr import FieldStats
 
 __all__ = [
+    "ColumnBounds",
     "FileFormat",
     "FormatWriter",
     "file_format",
@@ -55,6 +57,20 @@ def zstd_level(options: Mapping[str, str]) -> int:
         raise InvalidOptionError(f"{ZSTD_LEVEL_KEY} must be an integer, got {raw!r}") from e
 
 
+@dataclass(frozen=True, slots=True)
+class ColumnBounds:
+    """Min, max (None when there is no non-null value) and null count of one column of a written file.
+
+    ``complete`` is False when a part of the file holding non-null values has no bounds (Parquet leaves them
+    out of a row group whose values exceed its statistics size limit): the caller computes them itself.
+    """
+
+    min: Any
+    max: Any
+    null_count: int
+    complete: bool
+
+
 class FormatWriter(ABC):
     """Streams record batches into one open data file.
 
@@ -81,6 +97,15 @@ class FormatWriter(ABC):
             raise ValueError(f"{self.kind} writer is closed")
         if not batch.schema.equals(self._input_schema, check_metadata=False):
             raise SchemaError(f"batch schema {batch.schema} does not match the file schema {self._input_schema}")
+
+    def bounded_columns(self) -> frozenset[str]:
+        """Top-level columns whose min / max / null count :meth:`column_bounds` gives after the file is closed,
+        so the caller need not compute them: none unless the format keeps statistics of its own."""
+        return frozenset()
+
+    def column_bounds(self) -> dict[str, ColumnBounds]:
+        """After :meth:`close`: the file's own statistics of each of :meth:`bounded_columns`."""
+        return {}
 
     def bytes_written(self) -> int:
         """Estimated size of the file so far, buffered rows included, for rolling at target-file-size."""

@@ -32,6 +32,7 @@ from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError, Un
 from laketide.expr import FieldStats
 from laketide.format.base import (
     FILE_COMPRESSION_KEY,
+    ColumnBounds,
     CountingStream,
     FileFormat,
     FormatWriter,
@@ -82,6 +83,22 @@ def _int_option(options: Mapping[str, str], key: str) -> int | None:
         return int(raw)
     except ValueError as e:
         raise InvalidOptionError(f"{key} must be an integer, got {raw!r}") from e
+
+
+def _is_bytes_like(t: pa.DataType) -> bool:
+    return bool(pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t)
+                or pa.types.is_large_binary(t))
+
+
+def _leaf_count(t: pa.DataType) -> int:
+    """How many Parquet leaf columns an Arrow type is stored as."""
+    if pa.types.is_struct(t):
+        return sum(_leaf_count(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _leaf_count(t.key_type) + _leaf_count(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        return _leaf_count(t.value_type)
+    return 1
 
 
 def _has_nanos(schema: pa.Schema) -> bool:
@@ -144,10 +161,14 @@ class ParquetWriter(FormatWriter):
         table = pa.Table.from_batches(self._buffer, schema=self._input_schema)
         if self._file_schema is not self._input_schema:
             table = table.cast(self._file_schema, safe=False)
+        # A batch far bigger than parquet.block.size is cut into row groups of about that many bytes.
+        rows = max(table.num_rows, 1)
+        if self._buffered_bytes > self._row_group_bytes:
+            rows = max(1, rows * self._row_group_bytes // self._buffered_bytes)
         self._buffer = []
         self._buffered_bytes = 0
         try:
-            self._writer.write_table(table, row_group_size=max(table.num_rows, 1))
+            self._writer.write_table(table, row_group_size=rows)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise SchemaError(f"cannot write rows to Parquet: {e}") from e
         self._size.mark_flushed()
@@ -155,6 +176,40 @@ class ParquetWriter(FormatWriter):
     def _finish(self) -> None:
         self._flush()
         self._writer.close()
+
+    def bounded_columns(self) -> frozenset[str]:
+        # The encoder computes min / max of every column anyway; string and binary ones are where a second
+        # pass costs (comparing variable-length values), so only they are taken from the footer.
+        return frozenset(f.name for f in self._file_schema if _is_bytes_like(f.type))
+
+    def column_bounds(self) -> dict[str, ColumnBounds]:
+        if not self._closed:
+            raise ValueError("Parquet column bounds are known once the file is closed")
+        # Parquet column chunks are leaves: find each wanted column by its leaf position (a name like "s.x" may
+        # be a top-level column or field x of struct s).
+        leaves: dict[str, int] = {}
+        position = 0
+        for f in self._file_schema:
+            if _is_bytes_like(f.type):
+                leaves[f.name] = position
+            position += _leaf_count(f.type)
+        meta = self._writer.writer.metadata
+        found: dict[str, list[Any]] = {}  # name -> [min, max, null count, complete]
+        for rg in range(meta.num_row_groups):
+            group = meta.row_group(rg)
+            for name, leaf in leaves.items():
+                acc = found.setdefault(name, [None, None, 0, True])
+                st = group.column(leaf).statistics
+                if st is None or not st.has_null_count:
+                    acc[3] = False
+                    continue
+                acc[2] += st.null_count
+                if st.has_min_max:
+                    acc[0] = st.min if acc[0] is None or st.min < acc[0] else acc[0]
+                    acc[1] = st.max if acc[1] is None or st.max > acc[1] else acc[1]
+                elif st.null_count < group.num_rows:
+                    acc[3] = False  # values too long for the statistics: left out of this row group
+        return {name: ColumnBounds(*acc) for name, acc in found.items()}
 
 
 def _column_stats_by_name(group: pq.RowGroupMetaData, index: Mapping[str, int], name: str) -> FieldStats | None:

@@ -41,6 +41,7 @@ __all__ = [
     "merge_column_stats",
     "merge_stats",
     "parse_stats_mode",
+    "stats_from_bounds",
     "truncate_max",
     "truncate_min",
 ]
@@ -106,6 +107,16 @@ def _collect_column(column: pa.Array | pa.ChunkedArray, mode: StatsMode) -> Colu
             column = column.cast(pa.binary())
         bounds = pc.min_max(column)
         low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    return stats_from_bounds(low, high, null_count, mode)
+
+
+def stats_from_bounds(low: Any, high: Any, null_count: int, mode: StatsMode) -> ColumnStats:
+    """A column's stats under ``mode`` from its exact min / max (None: no non-null value) and null count, e.g. as a
+    Parquet footer gives them: what :func:`collect_stats` gives for the same values."""
+    if mode.kind is StatsModeKind.NONE:
+        return _NONE_STATS
+    if mode.kind is StatsModeKind.COUNTS or low is None:
+        return ColumnStats(None, None, null_count)
     if mode.kind is StatsModeKind.TRUNCATE and isinstance(low, (str, bytes)):
         assert mode.length is not None
         high = truncate_max(high, mode.length)

@@ -18,7 +18,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.format import FileFormat
-from laketide.format.stats import ColumnStats, collect_stats, merge_stats
+from laketide.format.stats import (
+    ColumnStats,
+    StatsMode,
+    StatsModeKind,
+    collect_stats,
+    merge_stats,
+    parse_stats_mode,
+    stats_from_bounds,
+)
 from laketide.fs import FileIO
 from laketide.index.file_index.spec import FileIndexSpec
 from laketide.index.file_index.writer import DataFileIndexWriter, PlacedIndex
@@ -125,6 +133,10 @@ class RollingFileWriter:
     _min_seq: int = 0
     _keys: _KeyTracker | None = None
     _index: DataFileIndexWriter | None = None
+    # Value-stats columns of the open file whose stats come from the file's own statistics (its footer), and
+    # the stats modes of each batch (``none`` for those columns: not computed twice).
+    _from_footer: tuple[int, ...] = ()
+    _batch_modes: tuple[str | StatsMode, ...] = ()
 
     def write(self, table: pa.Table) -> None:
         for batch in table.to_batches():
@@ -137,7 +149,7 @@ class RollingFileWriter:
             if self._index is not None:
                 self._index.write(batch)
             values = batch.select(list(self.stats_layout.names)) if self.key_layout is not None else batch
-            part = collect_stats(values, self.stats_layout.modes)
+            part = collect_stats(values, self._batch_modes)
             if self._keys is not None and self.key_layout is not None:
                 self._keys.add(batch, self.key_layout)
             self._stats = part if self._stats is None else merge_stats(self._stats, part)
@@ -189,15 +201,47 @@ class RollingFileWriter:
         self._keys = _KeyTracker() if self.key_layout is not None else None
         spec = self.file_index
         self._index = None if spec is None or spec.empty else DataFileIndexWriter(spec, fields=self.file_index_fields)
+        bounded = self._writer.bounded_columns()
+        modes = [parse_stats_mode(m) for m in self.stats_layout.modes]
+        self._from_footer = tuple(
+            i for i, (name, mode) in enumerate(zip(self.stats_layout.names, modes, strict=True))
+            if name in bounded and mode.kind in (StatsModeKind.FULL, StatsModeKind.TRUNCATE)
+        )
+        self._batch_modes = tuple(
+            parse_stats_mode("none") if i in self._from_footer else m for i, m in enumerate(modes)
+        )
+
+    def _footer_stats(self, writer: object, computed: list[ColumnStats]) -> list[ColumnStats]:
+        """``computed`` with the footer columns' stats filled in from the closed file's statistics."""
+        bounds = writer.column_bounds()  # type: ignore[attr-defined]
+        stats = list(computed)
+        for i in self._from_footer:
+            name = self.stats_layout.names[i]
+            mode = parse_stats_mode(self.stats_layout.modes[i])
+            b = bounds.get(name)
+            if b is not None and b.complete:
+                stats[i] = stats_from_bounds(b.min, b.max, b.null_count, mode)
+            else:  # rare: values too long for the footer's statistics; read the column back
+                stats[i] = self._stats_from_file(name, mode)
+        return stats
+
+    def _stats_from_file(self, name: str, mode: StatsMode) -> ColumnStats:
+        assert self._path is not None
+        with self.file_io.open_input(self._path) as stream:
+            column = pa.Table.from_batches(list(self.file_format.read(stream, columns=[name])))
+        return collect_stats(column, [mode])[0]
 
     def _close_current(self) -> None:
         assert self._writer is not None and self._path is not None and self._name is not None
         if self._index is not None:
             self._index.start_finish()  # serialized while the data file is encoded
-        self._writer.close()  # type: ignore[attr-defined]
+        writer = self._writer
+        writer.close()  # type: ignore[attr-defined]
         self._out.close()  # type: ignore[attr-defined]
         self._writer = None
         size = self.file_io.file_size(self._path)
+        if self._stats is not None and self._from_footer:
+            self._stats = self._footer_stats(writer, self._stats)
         placed = PlacedIndex()
         if self._index is not None:
             placed = self._index.finish(self.file_io, self._path, self._name)

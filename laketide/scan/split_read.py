@@ -11,6 +11,7 @@ Paimon: operation.RawFileSplitRead, operation.MergeFileSplitRead, schema.SchemaE
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -126,8 +127,7 @@ class SplitRead:
         if self.merge is None:
             vectors = split.deletion_files or (None,) * len(split.files)
             for meta, path, rows, dv in zip(split.files, split.file_paths(), selections, vectors):
-                for batch in self._file_batches(meta, path, system=False, selection=rows, deletion=dv):
-                    yield from self._finish(pa.Table.from_batches([batch]))
+                yield from self._raw_file(meta, path, rows, dv)
             return
         paths = dict(zip((f.file_name for f in split.files), split.file_paths()))
         if split.raw_convertible:
@@ -194,6 +194,21 @@ class SplitRead:
         if not arrays:
             return pa.table({"_": pa.nulls(n)}).select([])
         return pa.Table.from_arrays(arrays, schema=self.read_arrow_schema)
+
+    def raw_file_readers(self, split: DataSplit) -> list[Callable[[], list[pa.RecordBatch]]] | None:
+        """One reader per file of a split read without a merge (append tables), so that several files can be
+        decoded at once; their batches in order are what :meth:`read` yields. None for a split that merges."""
+        if self.merge is not None or self.data_evolution:
+            return None
+        selections = split.row_selections or (None,) * len(split.files)
+        vectors = split.deletion_files or (None,) * len(split.files)
+        return [partial(_drain, self._raw_file, meta, path, rows, dv)
+                for meta, path, rows, dv in zip(split.files, split.file_paths(), selections, vectors)]
+
+    def _raw_file(self, meta: DataFileMeta, path: str, rows: FrozenBitMap | None,
+                  deletion: DeletionFile | None) -> Iterator[pa.RecordBatch]:
+        for batch in self._file_batches(meta, path, system=False, selection=rows, deletion=deletion):
+            yield from self._finish(pa.Table.from_batches([batch]))
 
     def _run_reader(self, run: list[DataFileMeta], paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:
         def read(batch_rows: int) -> Iterator[pa.Table]:
@@ -332,6 +347,10 @@ class SplitRead:
         if not arrays:  # no column read (a row count): keep the batch's length
             return batch.select([])
         return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _drain(read: Callable[..., Iterator[pa.RecordBatch]], *args: object) -> list[pa.RecordBatch]:
+    return list(read(*args))
 
 
 def _positioned(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.RecordBatch]]:

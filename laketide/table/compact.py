@@ -134,7 +134,7 @@ def _file_writer(tw: TableWrite, bucket_dir: str, *, level: int, next_sequence_n
         stats_layout=tw.stats_layout, target_file_size=tw.options.target_file_size(has_primary_key=tw.has_primary_key),
         compression=tw.options.file_compression, next_sequence_number=next_sequence_number,
         key_layout=tw.key_layout if tw.has_primary_key else None, level=level, file_source=FileSource.COMPACT,
-        file_index=tw.file_index, file_index_fields=tw.file_index_fields,
+        file_index=tw.file_index, file_index_fields=tw.file_index_fields, format_options=tw.format_options,
         external_paths=None if task is None else tw.path_factory.external_path_provider(task.partition, task.bucket),
     )
 

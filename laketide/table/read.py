@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -51,6 +52,10 @@ class ScanExplanation:
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def _drain(read: Callable[[DataSplit], Iterator[pa.RecordBatch]], split: DataSplit) -> list[pa.RecordBatch]:
+    return list(read(split))
 
 
 def epoch_millis(value: int | _dt.datetime | None, *, table_name: str) -> int | None:
@@ -254,7 +259,7 @@ class TableScan:
 
     def read_split(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         """The rows of one split of ``plan()`` (merged, filtered, projected): what a distributed reader's task runs."""
-        if self._fallback is not None and split.partition not in self._partitions_of_this_branch():
+        if self._is_fallback(split):
             return self._read_fallback(split)
         return self.reader.read(split)
 
@@ -276,17 +281,24 @@ class TableScan:
             yield from self.read_split(split)
 
     def to_arrow(self) -> pa.Table:
-        """Read every split into one table; splits are read in parallel (decoding releases the GIL)."""
-        # Raw-convertible splits (deletion vectors, one level, append) are read file by file in parallel.
-        splits = [part for split in self.plan() for part in split.per_file()]
-        workers = min(len(splits), os.cpu_count() or 1)
+        """Read every split into one table, in parallel (decoding releases the GIL): splits that merge one by one,
+        the others file by file (raw-convertible splits with deletion vectors, and append splits that pack many
+        files)."""
+        tasks: list[Callable[[], list[pa.RecordBatch]]] = []
+        for split in self.plan():
+            for part in split.per_file():
+                files = None if self._is_fallback(part) else self.reader.raw_file_readers(part)
+                tasks.extend(files if files is not None else [partial(_drain, self.read_split, part)])
+        workers = min(len(tasks), os.cpu_count() or 1)
         if workers <= 1:
-            batches = [b for split in splits for b in self.read_split(split)]
+            parts = [task() for task in tasks]
         else:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                parts = list(pool.map(lambda split: list(self.read_split(split)), splits))
-            batches = [b for part in parts for b in part]
-        return pa.Table.from_batches(batches, schema=self.output_schema)
+                parts = list(pool.map(lambda task: task(), tasks))
+        return pa.Table.from_batches([b for part in parts for b in part], schema=self.output_schema)
+
+    def _is_fallback(self, split: DataSplit) -> bool:
+        return self._fallback is not None and split.partition not in self._partitions_of_this_branch()
 
     def to_pandas(self) -> pd.DataFrame:  # pandas is optional: imported only when called
         return self.to_arrow().to_pandas()

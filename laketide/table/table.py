@@ -33,13 +33,14 @@ from laketide.meta.paths import MAIN_BRANCH, FileStorePathFactory
 from laketide.meta.snapshot import Snapshot
 from laketide.meta.snapshot_manager import CommitLock, SnapshotManager
 from laketide.options import CoreOptions
-from laketide.scan.file_scan import FileStoreScan, max_sequence_per_bucket
+from laketide.scan.file_scan import FileStoreScan
 from laketide.schema.changes import SchemaChange
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
 from laketide.store import FileStore
 from laketide.table.incremental import IncrementalScan
 from laketide.table.read import TableScan
+from laketide.table.sequence_restore import SequenceCache
 from laketide.write.commit import FileStoreCommit
 from laketide.write.table_write import TableWrite
 from laketide.write.validation import validate_table_schema
@@ -96,6 +97,8 @@ class Table:
         # The live files of the last snapshot a writer restored from: the commit that follows checks its new
         # files against the same snapshot, usually, and reuses the plan instead of reading the manifests again.
         self._restored_plan: tuple[tuple[int, str], list[ManifestEntry]] | None = None
+        # Buckets' highest sequence numbers, moved forward snapshot by snapshot (not re-planned at every write).
+        self._sequence_cache = SequenceCache()
 
     def __repr__(self) -> str:
         s = self._schema
@@ -791,16 +794,7 @@ class Table:
         return held[1] if held is not None and held[0] == (snapshot.id, snapshot.base_manifest_list) else None
 
     def _sequence_restorer(self) -> Callable[[bytes, int], int | None]:
-        cache: dict[tuple[bytes, int], int] | None = None
-
-        def restore(partition: bytes, bucket: int) -> int | None:
-            nonlocal cache
-            if cache is None:
-                latest = self.snapshot_manager.latest_snapshot()
-                cache = max_sequence_per_bucket(self.plan_to_restore(latest)) if latest is not None else {}
-            return cache.get((partition, bucket))
-
-        return restore
+        return self._sequence_cache.restorer(self)
 
     def partition_filter(self, partition: Mapping[str, object] | None) -> Predicate | None:
         """The predicate selecting partition ``{key: value}`` (None for no partition); SchemaError for a key that

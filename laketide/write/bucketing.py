@@ -37,6 +37,9 @@ def split_by_partition_and_bucket(
     n = table.num_rows
     if n == 0:
         return
+    if num_buckets <= 0 and not partition_keys:  # an unpartitioned unaware-bucket table: one group, no codes
+        yield Group((), 0, table)
+        return
     if num_buckets > 0:
         buckets = np.asarray(bucket_ids(table, bucket_keys, bucket_key_types, num_buckets), dtype=np.int64)
     else:

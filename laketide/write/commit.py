@@ -47,6 +47,7 @@ from laketide.write.commit_checks import (
     check_origin,
     check_sequences,
     new_file_names,
+    origin_base,
     refuse_committed,
 )
 from laketide.write.manifest_writer import ManifestWriter
@@ -107,6 +108,7 @@ class FileStoreCommit:
         self._restored_plan = restored_plan
         self._scan_cache: FileStoreScan | None = None
         self._live_cache: tuple[tuple[object, ...], list[ManifestEntry]] | None = None
+        self._origin_base: int | None = None
 
     def commit(
         self,
@@ -142,6 +144,7 @@ class FileStoreCommit:
                           total_buckets=m.total_buckets, file=f)
             for m in messages for f in m.compact_after
         ]
+        self._origin_base = origin_base(messages)  # None: some message does not say where its writer started
         self._index_changes = index_changes(messages)  # hash indexes: applied by the APPEND / OVERWRITE snapshot
         self._compact_index_changes = index_changes(messages, compact=True)  # DVs: by the COMPACT snapshot
         # Changelog files of the writes (changelog-producer = input): listed by the APPEND / OVERWRITE snapshot.
@@ -479,6 +482,9 @@ class FileStoreCommit:
         the cost follows the changed partitions, not the table.
         Paimon: ConflictDetection#checkConflicts ("File deletion conflicts detected! Give up committing.").
         """
+        if latest is not None and not removed and kind is not CommitKind.COMPACT and self._added_files_checked(
+                latest, added):
+            return
         if latest is None:
             live: set[tuple[object, ...]] = set()
         else:
@@ -502,6 +508,24 @@ class FileStoreCommit:
             f"compact (set 'write-only' = 'true' on the writing jobs and run Table.compact in one job), then re-run "
             f"this job from the latest snapshot. Writers of different partitions never conflict."
         )
+
+    def _added_files_checked(self, latest: Snapshot, added: list[ManifestEntry]) -> bool:
+        """Refuse files some snapshot since the writers' base snapshot added (from those snapshots' deltas, not
+        the live files: the cost follows the snapshots since the write, not the table). False: could not tell
+        (no base, or a snapshot in between expired), the caller checks the live files."""
+        base = self._origin_base
+        if base is None:
+            return False
+        names = {e.file.file_name for e in added}
+        deltas = self._committed_files().deltas_since(latest, base, names)
+        if deltas.gap:
+            return False
+        held: dict[str, str] = {}
+        for name, kind, holder in deltas.records:
+            if kind is FileKind.ADD:
+                held.setdefault(name, holder)
+        refuse_committed(held, table_name=self.table_name)
+        return True
 
     def _scan(self) -> FileStoreScan:
         if self._scan_cache is None:

@@ -9,15 +9,17 @@
   numbers, and the later commit must win on every key, before and after compaction.
 - Dropping messages (abort) deletes only files no snapshot or tag holds.
 
-"Holds" is decided from the latest snapshot's live files in the messages' partitions, plus the delta (and
-changelog) manifests of the snapshots published after the writer's base snapshot (``WriteOrigin``): no earlier
-snapshot can reference a file written later. The cost follows the changed partitions and the snapshots since the
-write, not the table or its history.
+"Holds" is decided from the delta (and changelog) manifests of the snapshots published after the writer's base
+snapshot (``WriteOrigin``): no earlier snapshot can reference a file written later. The latest snapshot's live
+files in the messages' partitions are planned only when that is not enough (a message without an origin, a
+snapshot of the range expired or unreadable). The cost follows the snapshots since the write, not the table or
+its history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
+from dataclasses import dataclass, field
 
 from laketide.exceptions import (
     AlreadyCommittedError,
@@ -36,6 +38,8 @@ from laketide.schema.table_schema import TableSchema
 
 __all__ = [
     "CommittedFiles",
+    "DeltaRecords",
+    "origin_base",
     "check_origin",
     "check_sequences",
     "new_file_names",
@@ -85,6 +89,25 @@ def new_file_names(messages: Iterable[CommitMessage]) -> dict[str, tuple[CommitM
     return out
 
 
+def origin_base(messages: Iterable[CommitMessage]) -> int | None:
+    """The earliest snapshot the writers of ``messages`` started from (0: an empty table); None if a message has
+    no ``WriteOrigin`` (then nothing bounds where its files could have been committed)."""
+    bases = []
+    for m in messages:
+        if m.write_origin is None:
+            return None
+        bases.append(m.write_origin.base_snapshot_id or 0)
+    return min(bases) if bases else None
+
+
+@dataclass(slots=True)
+class DeltaRecords:
+    """(file name, ADD / DELETE, which snapshot) of some files in the deltas of a range of snapshots."""
+
+    records: list[tuple[str, FileKind, str]] = field(default_factory=list)
+    gap: bool = False  # a snapshot of the range expired or could not be read: the records may be incomplete
+
+
 class CommittedFiles:
     """Finds which files of some messages a snapshot (or a tag) already references."""
 
@@ -106,25 +129,23 @@ class CommittedFiles:
         names = new_file_names(messages)
         if not names or latest is None:
             return {}
-        found: dict[str, str] = {}
         partitions = {m.partition for m in messages}
-        for e in self.live(latest, partitions):
-            if e.file.file_name in names:
-                found.setdefault(e.file.file_name, f"live in snapshot {latest.id}")
-        origins = [m.write_origin for m in messages]
-        if any(o is None for o in origins):
-            return found  # no base to start from: only the live files can be checked
-        base = min((o.base_snapshot_id or 0) for o in origins if o is not None)
-        for sid in range(latest.id, base, -1):
-            s = latest if sid == latest.id else self.sm.try_snapshot(sid)
-            if s is None:
-                continue  # expired: what it added is live still (seen above) or deleted by a later delta
-            for kind, lst in (("delta", s.delta_manifest_list), ("changelog", s.changelog_manifest_list)):
-                for e in self._entries(lst):
-                    if e.file.file_name in names and (e.kind is FileKind.ADD or e.file.file_name not in found):
-                        verb = "added" if e.kind is FileKind.ADD else "deleted"
-                        found[e.file.file_name] = f"{verb} by snapshot {s.id} ({kind})"
+        base = origin_base(messages)
+        deltas = None if base is None else self.deltas_since(latest, base, names)
+        found: dict[str, str] = {}
+        if deltas is None or deltas.gap:
+            # No base to start from, or a snapshot in between expired (what it added is live still, or deleted
+            # by a later delta) or could not be read: check the live files too.
+            for e in self.live(latest, partitions):
+                if e.file.file_name in names:
+                    found.setdefault(e.file.file_name, f"live in snapshot {latest.id}")
+        if deltas is None:
+            return found
+        for name, kind, holder in deltas.records:
+            if kind is FileKind.ADD or name not in found:
+                found[name] = holder
         if tags:
+            assert base is not None
             for tag in self._tags(after=base):
                 try:
                     held = self.live(tag, partitions)
@@ -136,14 +157,37 @@ class CommittedFiles:
                         found.setdefault(e.file.file_name, f"held by a tag of snapshot {tag.id}")
         return found
 
-    def _entries(self, manifest_list: str | None) -> list[ManifestEntry]:
+    def deltas_since(self, latest: Snapshot, base: int, names: Container[str]) -> DeltaRecords:
+        """What the snapshots after ``base`` up to ``latest`` did to the files ``names``, newest first.
+
+        Every file a write since ``base`` produced was added by one of these snapshots if it was committed, so
+        their deltas answer "committed already?" without planning the live files (unless there is a gap).
+        """
+        out = DeltaRecords()
+        for sid in range(latest.id, base, -1):
+            s = latest if sid == latest.id else self.sm.try_snapshot(sid)
+            if s is None:
+                out.gap = True  # expired: its additions are visible only among the live files
+                continue
+            for kind, lst in (("delta", s.delta_manifest_list), ("changelog", s.changelog_manifest_list)):
+                entries = self._entries(lst)
+                if entries is None:
+                    out.gap = True
+                    continue
+                for e in entries:
+                    if e.file.file_name in names:
+                        verb = "added" if e.kind is FileKind.ADD else "deleted"
+                        out.records.append((e.file.file_name, e.kind, f"{verb} by snapshot {s.id} ({kind})"))
+        return out
+
+    def _entries(self, manifest_list: str | None) -> list[ManifestEntry] | None:
         if not manifest_list:
             return []
         try:
             return [e for m in self.scan.manifest_list(manifest_list) for e in self.scan.manifest(m.file_name)]
         except _READ_ERRORS:
             self.uncertain = True
-            return []
+            return None
 
     def _tags(self, *, after: int) -> list[Snapshot]:
         out = []

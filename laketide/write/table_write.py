@@ -164,6 +164,9 @@ class TableWrite:
         self.bucket_keys = schema.bucket_keys() if self.num_buckets > 0 else []
         self.bucket_key_types = [schema.field(k).type for k in self.bucket_keys]
         self.file_format = file_format(self.options.file_format)
+        # The codec reads its own keys (parquet.block.size / page.size / compression, the zstd level, ...), as
+        # Java's format factories take the table's options.
+        self.format_options = dict(schema.options)
         self.stats_layout = StatsLayout(
             names=tuple(schema.field_names),
             types=tuple(f.type for f in schema.fields),
@@ -435,6 +438,7 @@ class TableWrite:
             file_index=self.file_index,
             file_index_fields=self.file_index_fields,
             external_paths=self.path_factory.external_path_provider(part_bytes, bucket),
+            format_options=self.format_options,
         )
         if self.has_primary_key:
             lsm = MergeTreeWriter(
