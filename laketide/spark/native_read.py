@@ -24,7 +24,7 @@ Paimon: paimon-spark PaimonScan with raw-convertible splits read by Spark's Parq
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +44,7 @@ class FileSet:
 
     schema_id: int
     paths: tuple[str, ...]
-    deleted: tuple[tuple[str, tuple[int, ...]], ...]  # (file name, deleted row positions) of files with DVs
+    deleted: tuple[tuple[str, Any], ...]  # (file name, deleted row positions as a numpy array) of files with DVs
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +127,8 @@ def plan_native(spark: SparkSession, table: Any, scan: Any) -> NativePlan:
     )
     cache: dict[int, dict[str, str | None] | None] = {}
     python: list[tuple[bytes, int]] = []
-    by_schema: dict[int, tuple[list[str], list[tuple[str, tuple[int, ...]]]]] = {}
+    by_schema: dict[int, tuple[list[str], list[tuple[str, Any]]]] = {}
+    index_files: dict[str, bytes] = {}  # one read per DV index file
     for group, group_splits in sorted(groups.items()):
         if everything_python or not _group_is_native(table, group_splits) or any(
                 _column_map(scan, output, f.schema_id, cache) is None for s in group_splits for f in s.files):
@@ -139,7 +140,7 @@ def plan_native(spark: SparkSession, table: Any, scan: Any) -> NativePlan:
                 paths, deleted = by_schema.setdefault(f.schema_id, ([], []))
                 paths.append(_uri(path))
                 if dv is not None:
-                    deleted.append((f.file_name, _deleted_positions(table, dv)))
+                    deleted.append((f.file_name, _deleted_positions(table, dv, index_files)))
     file_sets = tuple(FileSet(sid, tuple(p), tuple(d)) for sid, (p, d) in sorted(by_schema.items()))
     return NativePlan(snapshot_id, file_sets, tuple(python))
 
@@ -163,14 +164,15 @@ def _filesystem_known(spark: SparkSession, path: str) -> bool:
     return True
 
 
-def _deleted_positions(table: Any, dv: Any) -> tuple[int, ...]:
+def _deleted_positions(table: Any, dv: Any, index_files: dict[str, bytes]) -> Any:
     import numpy as np
 
     from laketide.index.deletion_vectors import read_dv
 
-    data = table.file_io.read_bytes(dv.path)
-    vector = read_dv(data, dv.offset, dv.length, path=dv.path)
-    return tuple(int(p) for p in np.asarray(vector.positions()))
+    data = index_files.get(dv.path)
+    if data is None:
+        data = index_files[dv.path] = table.file_io.read_bytes(dv.path)
+    return np.asarray(read_dv(data, dv.offset, dv.length, path=dv.path).positions(), dtype=np.int64)
 
 
 def _read_file_set(spark: SparkSession, file_set: FileSet, output: pa.Schema,
@@ -192,18 +194,16 @@ def _read_file_set(spark: SparkSession, file_set: FileSet, output: pa.Schema,
     return df.select(*columns)
 
 
-def _without_deleted(spark: SparkSession, df: DataFrame, deleted: Iterable[tuple[str, tuple[int, ...]]]
-                     ) -> DataFrame:
+def _without_deleted(spark: SparkSession, df: DataFrame, deleted: Sequence[tuple[str, Any]]) -> DataFrame:
     """``df`` minus the rows the deletion vectors name: an anti-join on (file name, row index)."""
+    import numpy as np
     from pyspark.sql import functions as F  # noqa: N812
 
-    names: list[str] = []
-    positions: list[int] = []
-    for name, rows in deleted:
-        names.extend([name] * len(rows))
-        positions.extend(rows)
-    gone = spark.createDataFrame(
-        pa.table({"__lt_file": pa.array(names, pa.string()), "__lt_row": pa.array(positions, pa.int64())}))
+    counts = np.array([len(rows) for _, rows in deleted], dtype=np.int64)
+    files = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(deleted), dtype=np.int32), counts)),
+                                           pa.array([name for name, _ in deleted], pa.string()))
+    positions = np.concatenate([rows for _, rows in deleted]) if deleted else np.array([], np.int64)
+    gone = spark.createDataFrame(pa.table({"__lt_file": files.cast(pa.string()), "__lt_row": pa.array(positions)}))
     tagged = df.select("*", F.col("_metadata.file_name").alias("__lt_file"),
                        F.col("_metadata.row_index").alias("__lt_row"))
     kept = tagged.join(F.broadcast(gone), on=["__lt_file", "__lt_row"], how="left_anti")
