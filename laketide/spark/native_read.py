@@ -102,10 +102,12 @@ def _column_map(scan: Any, output: pa.Schema, schema_id: int, cache: dict[int, d
 def _group_is_native(table: Any, splits: Sequence[Any]) -> bool:
     pk = bool(table.primary_keys)
     for split in splits:
-        if split.deletion_files is None and pk:
-            # one sorted run above level 0 without retract rows: the file is its merged result
-            if not split.raw_convertible or any(f.level == 0 or f.delete_row_count != 0 for f in split.files):
-                return False
+        # Primary keys: no retract rows (laketide's reader drops them; Spark would not) and nothing at level 0;
+        # without deletion vectors one sorted run (the file is its merged result), with them every older copy of a
+        # key is marked deleted.
+        if pk and (not split.raw_convertible
+                   or any(f.level == 0 or f.delete_row_count != 0 for f in split.files)):
+            return False
         for f in split.files:
             if not f.file_name.endswith(".parquet") or f.external_path is not None:
                 return False

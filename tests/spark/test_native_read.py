@@ -156,6 +156,11 @@ def test_deletion_vectors_are_applied_on_the_row_index(spark, cat, wh: str) -> N
     assert len(got) == 100 and native.count() == 100
     assert {i for i, v in got.items() if v == "b"} == set(range(0, 100, 7))
 
+    p.delete("id < 10")  # retract rows, compacted above level 0: never shown by either reader
+    p.compact()
+    native = _same_as_python(spark, "db.dv", warehouse=wh)
+    assert sorted(r["id"] for r in native.collect()) == list(range(10, 100))
+
 
 def test_empty_and_unreadable_inputs(spark, cat, wh: str) -> None:  # noqa: ANN001
     cat.create_table("db.none", SCHEMA)
