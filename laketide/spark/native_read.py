@@ -244,7 +244,10 @@ def native_read(
              for fs in plan.file_sets]
     if plan.python_groups or not parts:  # nothing native: the whole read is the pinned Python source
         opts = dict(options)
-        opts["scan.snapshot-id"] = str(plan.snapshot_id)
+        if tag is not None:
+            opts["scan.tag-name"] = tag  # a tag's snapshot may be expired from the snapshot directory
+        else:
+            opts["scan.snapshot-id"] = str(plan.snapshot_id)
         opts[GROUPS_OPTION] = encode_groups(plan.python_groups)
         if columns is not None:
             opts["columns"] = ",".join(columns)

@@ -132,9 +132,9 @@ def read_spec(ref: TableRef, options: Mapping[str, str]) -> ReadSpec:
                         arrow_schema=data.schema, system_options=tuple(sorted(pinned.items())))
     groups = None
     if options.get(GROUPS_OPTION) is not None:
-        if snapshot_id is None or ref.system_table is not None:
+        if (snapshot_id is None and tag is None) or ref.system_table is not None:
             raise InvalidOptionError(f"laketide: table {ref.full_name}: option {GROUPS_OPTION} is internal (set by "
-                                     f"laketide.spark.read(native=True) with scan.snapshot-id)")
+                                     f"laketide.spark.read(native=True) with scan.snapshot-id / scan.tag-name)")
         groups = decode_groups(options[GROUPS_OPTION], table=ref.full_name)
     table = ref.data_table()
     data_cols = [c for c in columns if c != ROWKIND] if columns is not None else None

@@ -182,3 +182,20 @@ def test_java_written_tables(spark, java_table, name: str) -> None:  # noqa: ANN
     native = _same_as_python(spark, f"{name}.{name}", warehouse=wh)
     want = sorted((tuple(r.values()) for r in table.read().to_pylist()), key=repr)
     assert _collect(native) == want
+
+
+def test_a_tag_whose_snapshot_expired(spark, cat, wh: str) -> None:  # noqa: ANN001
+    t = cat.create_table("db.tg", SCHEMA, primary_key=["id"], options={"bucket": "4", "write-only": "true"})
+    t.write(_rows(0, 100, "a"))
+    t.compact(full=True)
+    t.write(_rows(0, 2, "late"))  # two buckets need a merge, two do not
+    t.tags.create("mixed")
+    t.write(_rows(100, 120, "c"))
+    t.write(_rows(120, 140, "d"))
+    t.expire_snapshots(retain_min=1, retain_max=1)
+    assert t.snapshot_manager.earliest_snapshot_id() > t.tag_snapshot("mixed").id  # only the tag keeps it
+
+    native = _same_as_python(spark, "db.tg", warehouse=wh, tag="mixed")
+    assert _sources(native) == (True, True)
+    got = {r["id"]: r["v"] for r in native.collect()}
+    assert len(got) == 100 and got[1] == "late1" and got[98] == "a98"
