@@ -7,6 +7,8 @@ Workloads (all on one local[2] session):
   routes an unpartitioned append table's plain Parquet files to Spark's native reader) and the laketide Python
   data source itself (``native=False``);
 - merge read of a primary-key table with 5 sorted runs vs ``spark.read.parquet`` of its files (no merge);
+- read of the same table fully compacted (one sorted run per bucket) vs ``spark.read.parquet`` of its files:
+  ``laketide.spark.read(native=True)`` (Spark's reader over the files laketide planned) and the Python source;
 - primary-key upsert write (bucket hash as a JVM expression for integer keys, shuffle by bucket id, one writer
   task per bucket) vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the table's);
 - cross-partition upsert (rows/4 rows, half new keys, into a table of ``rows`` rows partitioned by ``status`` with
@@ -56,7 +58,7 @@ def _files(table: laketide.Table) -> list[str]:
     return [p for split in table.scan().plan() for p in split.file_paths()]
 
 
-def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
+def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict[str, float]:
     spark = ls.session("local[2]", app_name="laketide-bench")
     spark.sparkContext.setLogLevel("ERROR")
     wh = str(work / "wh")
@@ -85,6 +87,21 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
     files = _files(pk)
     out["pk merge read laketide s"] = _best(lambda: noop(ls.read(spark, "b.runs", warehouse=wh)), repeat)
     out["pk merge read spark.parquet s"] = _best(lambda: noop(spark.read.parquet(*files)), repeat)
+
+    # 2b. the same table fully compacted: no split needs a merge
+    pk.compact(full=True)
+    files = _files(pk)
+    out["pk compacted read laketide native s"] = _best(
+        lambda: noop(ls.read(spark, "b.runs", warehouse=wh, native=True)), repeat)
+    out["pk compacted read laketide source s"] = _best(lambda: noop(ls.read(spark, "b.runs", warehouse=wh)), repeat)
+    out["pk compacted read spark.parquet s"] = _best(lambda: noop(spark.read.parquet(*files)), repeat)
+    out["ratio pk compacted read (parquet/laketide native)"] = (
+        out["pk compacted read spark.parquet s"] / out["pk compacted read laketide native s"])
+    out["ratio pk compacted read (parquet/laketide source)"] = (
+        out["pk compacted read spark.parquet s"] / out["pk compacted read laketide source s"])
+    if reads_only:
+        spark.stop()
+        return out
 
     # 3. PK upsert write of `rows` rows
     src_path = work / "src.parquet"
@@ -147,14 +164,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--reads-only", action="store_true", help="only the read workloads (1, 2, 2b)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="laketide-spark-bench-"))
     try:
-        results = run(args.rows, repeat=args.repeat, work=work)
+        results = run(args.rows, repeat=args.repeat, work=work, reads_only=args.reads_only)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps({"rows": args.rows, **{k: round(v, 3) for k, v in results.items()}}, indent=2))
-    out = Path(__file__).parent / "results" / f"spark_{args.rows}.json"
+    suffix = "_reads" if args.reads_only else ""
+    out = Path(__file__).parent / "results" / f"spark_{args.rows}{suffix}.json"
     out.write_text(json.dumps({"rows": args.rows, "results": results}, indent=2))
 
 

@@ -298,16 +298,22 @@ def read(
     also prunes partitions and files (Spark's own filters are not pushed into the source: see
     laketide.spark.reader).
 
-    ``native=True`` reads append tables whose files need no laketide logic (local Parquet files of the read
-    schema, no deletion vectors) with Spark's own Parquet reader instead: faster, but the DataFrame is a list of
-    files fixed now: it sees no later commit, and fails once compaction and snapshot expiry remove its files.
+    ``native=True`` plans the snapshot now and reads every split that needs no merge with Spark's own Parquet
+    reader (append tables, fully compacted primary-key buckets, deletion-vector tables, older-schema files a
+    rename / added column maps, partitions pruned by ``where``); the other buckets are read by the laketide source
+    pinned to the same snapshot, and the two are unioned (see laketide.spark.native_read). Faster, but the
+    DataFrame is pinned to that snapshot: it sees no later commit, and fails once compaction and snapshot expiry
+    remove its files.
     """
     with _spark_errors():
         opts, ref = resolve_table(spark, name, warehouse, options)
         check_options(opts, "read", table=ref.full_name)
         if native and ref.system_table is None:
-            df = _native_read(spark, ref, columns=columns, snapshot_id=snapshot_id, tag=tag,
-                              timestamp_ms=timestamp_ms)
+            from laketide.spark.native_read import native_read
+
+            prune = where if where and _laketide_reads(ref, where) else None
+            df = native_read(spark, ref, columns=columns, where=prune, snapshot_id=snapshot_id, tag=tag,
+                             timestamp_ms=timestamp_ms, options=opts)
             if df is not None:
                 return df.where(where) if where else df
         if columns is not None:
@@ -333,39 +339,6 @@ def _laketide_reads(ref: TableRef, where: str) -> bool:
     except LaketideError:
         return False
     return True
-
-
-def _native_read(
-    spark: SparkSession,
-    ref: TableRef,
-    *,
-    columns: Sequence[str] | None,
-    snapshot_id: int | None,
-    tag: str | None,
-    timestamp_ms: int | None,
-) -> DataFrame | None:
-    """The table through ``spark.read.parquet`` of its planned files, or None if a file needs laketide's reader."""
-    from laketide.spark.types import spark_schema
-
-    table = ref.data_table()
-    if table.primary_keys or table.options.file_format != "parquet" or "://" in table.path.replace("file://", ""):
-        return None
-    # ``where`` is Spark SQL: Spark evaluates it (and prunes row groups with it); laketide's parser is not asked to
-    # agree with Spark's on every expression, so files are planned unfiltered.
-    scan = table.scan(snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
-    splits = scan.plan()
-    schema_id = scan.schema.id
-    for split in splits:
-        if split.deletion_files is not None and any(d is not None for d in split.deletion_files):
-            return None
-        if any(f.schema_id != schema_id or not f.file_name.endswith(".parquet") for f in split.files):
-            return None  # older schemas need laketide's evolution by field id
-    paths = [p.replace("file://", "", 1) for split in splits for p in split.file_paths()]
-    if not paths:
-        return None
-    # The declared schema is laketide's: no footer inference, and the same types as the Python source.
-    df = spark.read.schema(spark_schema(scan.output_schema)).parquet(*paths)
-    return df.select(*columns) if columns is not None else df
 
 
 def read_stream(

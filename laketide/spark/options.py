@@ -10,7 +10,7 @@ InvalidOptionError naming it (an option laketide accepted and ignored would sile
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -46,11 +46,14 @@ ROUTED = "laketide.routed"
 KEY_INDEX_BASE = "laketide.key-index-base"
 COMMIT_IDENTIFIER = "commit.identifier"
 TEST_FAIL_AFTER_COMMIT = "laketide.test.fail-after-commit-batch"
+# Internal: set by laketide.spark.read(native=True) on the Python part of a pinned read: the (partition, bucket)
+# groups it reads (the others are read by Spark's Parquet reader; see laketide.spark.native_read).
+GROUPS_OPTION = "laketide.read.groups"
 
 SUPPORTED_OPTIONS: dict[Operation, frozenset[str]] = {
     # columns: projection; where: a laketide filter (partition / file pruning + exact filter), part of the
     # DataFrame like its columns; scan.*: time travel (the read is pinned to that snapshot).
-    "read": frozenset({*_TARGET, "columns", "where", *_TIME_TRAVEL}),
+    "read": frozenset({*_TARGET, "columns", "where", *_TIME_TRAVEL, GROUPS_OPTION}),
     "stream read": frozenset({
         *_TARGET, "columns", "scan.mode", "scan.snapshot-id", "scan.timestamp-millis", "consumer-id",
         "consumer.ignore-progress",
@@ -198,3 +201,20 @@ def bool_option(options: Mapping[str, str], name: str, *, default: bool = False)
 
 def lowered(options: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {k.lower(): v for k, v in options}
+
+
+def encode_groups(groups: Sequence[tuple[bytes, int]]) -> str:
+    """(partition bytes, bucket) groups as an option value: ``hex:bucket;hex:bucket``."""
+    return ";".join(f"{partition.hex()}:{bucket}" for partition, bucket in groups)
+
+
+def decode_groups(value: str, *, table: str) -> frozenset[tuple[bytes, int]]:
+    out = set()
+    for item in filter(None, value.split(";")):
+        hexed, _, bucket = item.partition(":")
+        try:
+            out.add((bytes.fromhex(hexed), int(bucket)))
+        except ValueError:
+            raise InvalidOptionError(f"laketide: table {table}: option {GROUPS_OPTION} is internal; "
+                                     f"{item!r} is not a group laketide wrote") from None
+    return frozenset(out)

@@ -34,7 +34,7 @@ from pyspark.sql.types import StructType
 from laketide.exceptions import InvalidOptionError
 from laketide.scan.split import DataSplit
 from laketide.spark.errors import surfaced, surfaced_iter
-from laketide.spark.options import AUDIT_LOG, ROWKIND, TableRef, int_option
+from laketide.spark.options import AUDIT_LOG, GROUPS_OPTION, ROWKIND, TableRef, decode_groups, int_option
 from laketide.spark.types import conform_to_spark, spark_arrow_schema
 
 __all__ = ["BatchReader", "GroupLayout", "GroupPartition", "ReadSpec", "SplitPartition", "read_spec"]
@@ -55,6 +55,8 @@ class ReadSpec:
     timestamp_ms: int | None
     arrow_schema: pa.Schema  # the rows Spark sees (with `rowkind` first for the audit log)
     system_options: tuple[tuple[str, str], ...] = ()  # scan.* of a system table shown at a snapshot ($files ...)
+    # Only these (partition, bucket) groups (a pinned read's Python part of laketide.spark.read(native=True)).
+    groups: frozenset[tuple[bytes, int]] | None = None
 
     @property
     def audit_log(self) -> bool:
@@ -128,6 +130,12 @@ def read_spec(ref: TableRef, options: Mapping[str, str]) -> ReadSpec:
         data = sys_table.read(columns=list(columns) if columns else None)
         return ReadSpec(ref=ref, columns=columns, where=None, snapshot_id=None, tag=None, timestamp_ms=None,
                         arrow_schema=data.schema, system_options=tuple(sorted(pinned.items())))
+    groups = None
+    if options.get(GROUPS_OPTION) is not None:
+        if (snapshot_id is None and tag is None) or ref.system_table is not None:
+            raise InvalidOptionError(f"laketide: table {ref.full_name}: option {GROUPS_OPTION} is internal (set by "
+                                     f"laketide.spark.read(native=True) with scan.snapshot-id / scan.tag-name)")
+        groups = decode_groups(options[GROUPS_OPTION], table=ref.full_name)
     table = ref.data_table()
     data_cols = [c for c in columns if c != ROWKIND] if columns is not None else None
     scan = table.scan(columns=data_cols, where=where, snapshot_id=snapshot_id, tag=tag, timestamp_ms=timestamp_ms)
@@ -136,7 +144,7 @@ def read_spec(ref: TableRef, options: Mapping[str, str]) -> ReadSpec:
         kind = pa.field(ROWKIND, pa.string(), nullable=False)
         schema = pa.schema([kind, *schema]) if columns is None or ROWKIND in columns else schema
     return ReadSpec(ref=ref, columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
-                    timestamp_ms=timestamp_ms, arrow_schema=schema)
+                    timestamp_ms=timestamp_ms, arrow_schema=schema, groups=groups)
 
 
 class SplitPartition(InputPartition):
@@ -198,6 +206,8 @@ class BatchReader(DataSourceReader):
             return
         scan = spec.scan(spec.ref.data_table())
         self._splits = scan.plan()
+        if spec.groups is not None:
+            self._splits = [s for s in self._splits if (s.partition, s.bucket) in spec.groups]
         groups = sorted({(s.partition, s.bucket) for s in self._splits})
         num_slots = max(1, min(len(groups), MAX_LIVE_PARTITIONS))
         self.layout = GroupLayout(
