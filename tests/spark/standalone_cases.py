@@ -13,7 +13,6 @@ import json
 import sys
 import traceback
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -154,30 +153,14 @@ def compaction_job(spark: Any, cat: Any, ls: Any, ctx: dict[str, Any]) -> None:
     assert ls.compact(spark, "db.cpk", full=True) is None  # nothing left to do
 
 
-def _sql_entry() -> Callable[..., Any] | None:
-    """``laketide.spark.sql``'s statement runner (issue 23's SQL layer), or None if this build has none."""
-    import importlib
-    import importlib.util
-
-    if importlib.util.find_spec("laketide.spark.sql") is None:
-        return None
-    module = importlib.import_module("laketide.spark.sql")
-    entry = getattr(module, "sql", None)
-    return entry if callable(entry) else None
-
-
 def merge_into(spark: Any, cat: Any, ls: Any, ctx: dict[str, Any]) -> None:
-    entry = _sql_entry()
-    if entry is None:
-        raise CaseSkipped("laketide.spark.sql (the SQL layer of issue 23) is not in this build, so nothing "
-                          "parses MERGE INTO")
     t = cat.create_table("db.m", _write_schema(), primary_key=["id"], options={"bucket": "2"})
     ls.write(spark.createDataFrame([(i, "old", "x") for i in range(10)], DDL), "db.m")
     spark.createDataFrame([(i, "new", "x") for i in range(5, 15)], DDL).createOrReplaceTempView("merge_src")
-    entry(spark, "MERGE INTO db.m AS t USING merge_src AS s ON t.id = s.id "
-                 "WHEN MATCHED AND s.id = 9 THEN DELETE "
-                 "WHEN MATCHED THEN UPDATE SET v = s.v "
-                 "WHEN NOT MATCHED THEN INSERT *")
+    ls.sql(spark, "MERGE INTO db.m AS t USING merge_src AS s ON t.id = s.id "
+               "WHEN MATCHED AND s.id = 9 THEN DELETE "
+               "WHEN MATCHED THEN UPDATE SET v = s.v "
+               "WHEN NOT MATCHED THEN INSERT *")
     got = dict(zip(*t.read().sort_by("id").select(["id", "v"]).to_pydict().values(), strict=True))
     want = {**{i: "old" for i in range(5)}, **{i: "new" for i in range(5, 15) if i != 9}}
     assert got == want, got
