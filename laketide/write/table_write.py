@@ -50,6 +50,9 @@ from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
 from laketide.io.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
+# Arrow bytes per row group of a primary-key table's Parquet files (about 16k-32k rows of a typical row).
+KEYED_ROW_GROUP_BYTES = 2 * 1024 * 1024
+
 __all__ = ["TableWrite"]
 
 # (partition bytes, bucket) -> the bucket's highest sequence number so far, or None for a new bucket.
@@ -167,6 +170,10 @@ class TableWrite:
         # The codec reads its own keys (parquet.block.size / page.size / compression, the zstd level, ...), as
         # Java's format factories take the table's options.
         self.format_options = dict(schema.options)
+        if self.has_primary_key and self.options.file_format == "parquet":
+            # Key-sorted files in small row groups: point and key-range reads skip row groups by their _KEY_
+            # statistics (a full read measured no cost); an explicit parquet.block.size wins.
+            self.format_options.setdefault("parquet.block.size", str(KEYED_ROW_GROUP_BYTES))
         self.stats_layout = StatsLayout(
             names=tuple(schema.field_names),
             types=tuple(f.type for f in schema.fields),

@@ -204,3 +204,27 @@ def test_key_reads_over_files_of_many_row_groups(catalog, options) -> None:  # n
         assert got.sort_by("id").equals(expected.sort_by("id")), where
     assert t.lookup([4, 6, 1500, 1502, 7]).sort_by("id").to_pylist() == [{"id": 4, "v": "new"},
                                                                           {"id": 1500, "v": "new"}]
+
+
+def test_primary_key_files_are_written_in_keyed_row_groups(tmp_path) -> None:
+    # Many small row groups by default (what lets point / range reads skip them); parquet.block.size wins.
+    cat = laketide.load_catalog(warehouse=str(tmp_path / "wh"))
+    cat.create_database("db")
+    n = 300_000
+    data = pa.table({"k": pa.array(range(n), pa.int32()), "part": ["p"] * n,
+                     "name": [f"name-{i:08d}" for i in range(n)], "v": pa.array(range(n), pa.int64())})
+    keyed = cat.create_table("db.keyed", SCHEMA, primary_key=KEY, options={"bucket": "1"})
+    big = cat.create_table("db.big", SCHEMA, primary_key=KEY,
+                           options={"bucket": "1", "parquet.block.size": str(256 << 20)})
+    for t in (keyed, big):
+        t.write(data)
+
+    def row_groups(t: laketide.Table) -> list[int]:
+        return [pq.ParquetFile(p).metadata.num_row_groups for s in t.scan().plan() for p in s.file_paths()]
+
+    assert min(row_groups(keyed)) > 4
+    assert row_groups(big) == [1]
+    hit = keyed.read(where="k = 123456")
+    assert hit.to_pylist() == [{"k": 123456, "part": "p", "name": "name-00123456", "v": 123456}]
+    assert keyed.read(where="k >= 1000 AND k < 4000").num_rows == 3000
+    assert keyed.lookup([(7, "p"), (299_999, "p"), (300_000, "p")]).num_rows == 2
