@@ -7,8 +7,9 @@ Workloads (all on one local[2] session):
   routes an unpartitioned append table's plain Parquet files to Spark's native reader) and the laketide Python
   data source itself (``native=False``);
 - merge read of a primary-key table with 5 sorted runs vs ``spark.read.parquet`` of its files (no merge);
-- primary-key upsert write (bucket hash as a JVM expression for integer keys, shuffle by bucket id, one writer
-  task per bucket) vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the table's);
+- primary-key upsert write vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the
+  table's): the default (Spark's own Parquet writer encodes the key-value files, laketide.spark.native_write) and
+  laketide's Python writer (``native=False``: bucket hash in an Arrow UDF, one Python writer task per bucket);
 - cross-partition upsert (rows/4 rows, half new keys, into a table of ``rows`` rows partitioned by ``status`` with
   ``order_id`` alone as the key: the table's keys are joined in Spark, keys whose status changed move) vs the same
   write into fixed buckets keyed (order_id, status), and vs ``df.write.parquet`` of the upsert rows.
@@ -95,15 +96,16 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
     src.count()
     counter = iter(range(1000))
 
-    def laketide_write() -> None:
+    def laketide_write(native: bool | None = None) -> None:
         name = f"b.upsert{next(counter)}"
         cat.create_table(name, pk_schema, primary_key=["order_id"], options={"bucket": "4"})
-        ls.write(src, name, warehouse=wh)
+        ls.write(src, name, warehouse=wh, native=native)
 
     def parquet_write() -> None:
         src.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}"))
 
-    out["pk upsert write laketide s"] = _best(laketide_write, repeat)
+    out["pk upsert write laketide s"] = _best(laketide_write, repeat)  # Spark's Parquet writer (native path)
+    out["pk upsert write laketide python writer s"] = _best(lambda: laketide_write(native=False), repeat)
     out["pk upsert write df.write.parquet s"] = _best(parquet_write, repeat)
     out["pk upsert write df.write.parquet zstd s"] = _best(
         lambda: src.write.mode("overwrite").option("compression", "zstd").parquet(str(work / f"pq{next(counter)}")),
@@ -138,6 +140,10 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
         out["pk merge read spark.parquet s"] / out["pk merge read laketide s"])
     out["ratio pk upsert write (parquet/laketide)"] = (
         out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide s"])
+    out["ratio pk upsert write (parquet/laketide python writer)"] = (
+        out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide python writer s"])
+    out["ratio cross-partition upsert (parquet/laketide)"] = (
+        out["cross-partition upsert df.write.parquet s"] / out["cross-partition upsert laketide s"])
     out["ratio pk upsert write (parquet zstd/laketide)"] = (
         out["pk upsert write df.write.parquet zstd s"] / out["pk upsert write laketide s"])
     return out
