@@ -8,8 +8,8 @@ Workloads (all on one local[2] session):
   data source itself (``native=False``);
 - merge read of a primary-key table with 5 sorted runs vs ``spark.read.parquet`` of its files (no merge);
 - primary-key upsert write vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the
-  table's): the default (Spark's own Parquet writer encodes the key-value files, laketide.spark.native_write) and
-  laketide's Python writer (``native=False``: bucket hash in an Arrow UDF, one Python writer task per bucket);
+  table's): laketide's Python writer (the default: bucket hash in an Arrow UDF, one Python writer task per bucket)
+  and the opt-in native path (``native=True``: Spark's own Parquet writer encodes the key-value files);
 - cross-partition upsert (rows/4 rows, half new keys, into a table of ``rows`` rows partitioned by ``status`` with
   ``order_id`` alone as the key: the table's keys are joined in Spark, keys whose status changed move) vs the same
   write into fixed buckets keyed (order_id, status), and vs ``df.write.parquet`` of the upsert rows.
@@ -104,8 +104,8 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
     def parquet_write() -> None:
         src.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}"))
 
-    out["pk upsert write laketide s"] = _best(laketide_write, repeat)  # Spark's Parquet writer (native path)
-    out["pk upsert write laketide python writer s"] = _best(lambda: laketide_write(native=False), repeat)
+    out["pk upsert write laketide s"] = _best(laketide_write, repeat)
+    out["pk upsert write laketide native s"] = _best(lambda: laketide_write(native=True), repeat)
     out["pk upsert write df.write.parquet s"] = _best(parquet_write, repeat)
     out["pk upsert write df.write.parquet zstd s"] = _best(
         lambda: src.write.mode("overwrite").option("compression", "zstd").parquet(str(work / f"pq{next(counter)}")),
@@ -140,8 +140,8 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
         out["pk merge read spark.parquet s"] / out["pk merge read laketide s"])
     out["ratio pk upsert write (parquet/laketide)"] = (
         out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide s"])
-    out["ratio pk upsert write (parquet/laketide python writer)"] = (
-        out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide python writer s"])
+    out["ratio pk upsert write (parquet/laketide native)"] = (
+        out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide native s"])
     out["ratio cross-partition upsert (parquet/laketide)"] = (
         out["cross-partition upsert df.write.parquet s"] / out["cross-partition upsert laketide s"])
     out["ratio pk upsert write (parquet zstd/laketide)"] = (

@@ -139,9 +139,10 @@ def write(
     ``df`` has rows in: ``dynamic_partition_overwrite=True``, or (when None) the ``partitionOverwriteMode`` option
     or Spark's ``spark.sql.sources.partitionOverwriteMode`` conf, as for Spark's own sources.
 
-    ``native`` (default None: wherever it is exact) lets Spark's own Parquet writer encode the files
-    (laketide.spark.native_write); False always uses laketide's Python writer; True refuses tables or DataFrames
-    the native path cannot write exactly (UnsupportedFeatureError naming the reason).
+    ``native=True`` lets Spark's own Parquet writer encode the files (laketide.spark.native_write) and refuses
+    tables or DataFrames it cannot write exactly (UnsupportedFeatureError naming the reason). It is opt-in: on
+    local[2] it measured slower than laketide's Python writer (Spark's row sort and windows cost more than Arrow's
+    sort and encode; see bench/spark_bench.py).
     """
     with _spark_errors():
         _write(df, name, warehouse=warehouse, mode=mode, dynamic_partition_overwrite=dynamic_partition_overwrite,
@@ -229,7 +230,7 @@ def _write(
     if partition:
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in partition.items())
     try:
-        if native is not False and _write_natively(df, ref, table, save_mode, opts, num_tasks, required=native):
+        if native and _write_natively(df, ref, table, save_mode, opts, num_tasks, required=native):
             return
         if table.store.bucket_mode == "cross-partition":
             from laketide.spark.cross_partition import cross_partition_routed

@@ -1,7 +1,10 @@
 """The Spark-native write path: Spark's own Parquet writer encodes the data files, rows never enter Python.
 
-``laketide.spark.write`` takes this path for the tables whose files Spark can write byte-for-byte as laketide's
-writer would (``native_write_blocker`` says why not otherwise, and the Python data source writes instead):
+``laketide.spark.write(..., native=True)`` takes this path for the tables whose files Spark can write as
+laketide's writer would: same columns, types, required-ness, field ids and timestamp unit, same metadata
+(``native_write_blocker`` names why not otherwise). It is opt-in: measured on local[2] (bench/spark_bench.py) it is
+slower than the Python writer, because Spark's row-wise shuffle sort and the two windows below cost more than
+Arrow's vectorized sort and pyarrow's encode in the Python workers. The steps:
 
 1. the bucket of each row is computed from the bucket-key columns only (a scalar Arrow UDF: only those columns
    cross into Python, see ``with_buckets``), rows are hash-partitioned by (partition, bucket);
