@@ -9,8 +9,9 @@ Workloads (all on one local[2] session):
 - merge read of a primary-key table with 5 sorted runs vs ``spark.read.parquet`` of its files (no merge);
 - read of the same table fully compacted (one sorted run per bucket) vs ``spark.read.parquet`` of its files:
   ``laketide.spark.read(native=True)`` (Spark's reader over the files laketide planned) and the Python source;
-- primary-key upsert write (bucket hash as a JVM expression for integer keys, shuffle by bucket id, one writer
-  task per bucket) vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the table's);
+- primary-key upsert write vs ``df.write.parquet`` of the same rows (Spark's default codec, snappy, and zstd, the
+  table's): laketide's Python writer (the default: bucket hash in an Arrow UDF, one Python writer task per bucket)
+  and the opt-in native path (``native=True``: Spark's own Parquet writer encodes the key-value files);
 - cross-partition upsert (rows/4 rows, half new keys, into a table of ``rows`` rows partitioned by ``status`` with
   ``order_id`` alone as the key: the table's keys are joined in Spark, keys whose status changed move) vs the same
   write into fixed buckets keyed (order_id, status), and vs ``df.write.parquet`` of the upsert rows.
@@ -112,15 +113,16 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
     src.count()
     counter = iter(range(1000))
 
-    def laketide_write() -> None:
+    def laketide_write(native: bool | None = None) -> None:
         name = f"b.upsert{next(counter)}"
         cat.create_table(name, pk_schema, primary_key=["order_id"], options={"bucket": "4"})
-        ls.write(src, name, warehouse=wh)
+        ls.write(src, name, warehouse=wh, native=native)
 
     def parquet_write() -> None:
         src.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}"))
 
     out["pk upsert write laketide s"] = _best(laketide_write, repeat)
+    out["pk upsert write laketide native s"] = _best(lambda: laketide_write(native=True), repeat)
     out["pk upsert write df.write.parquet s"] = _best(parquet_write, repeat)
     out["pk upsert write df.write.parquet zstd s"] = _best(
         lambda: src.write.mode("overwrite").option("compression", "zstd").parquet(str(work / f"pq{next(counter)}")),
@@ -155,6 +157,10 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
         out["pk merge read spark.parquet s"] / out["pk merge read laketide s"])
     out["ratio pk upsert write (parquet/laketide)"] = (
         out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide s"])
+    out["ratio pk upsert write (parquet/laketide native)"] = (
+        out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide native s"])
+    out["ratio cross-partition upsert (parquet/laketide)"] = (
+        out["cross-partition upsert df.write.parquet s"] / out["cross-partition upsert laketide s"])
     out["ratio pk upsert write (parquet zstd/laketide)"] = (
         out["pk upsert write df.write.parquet zstd s"] / out["pk upsert write laketide s"])
     return out

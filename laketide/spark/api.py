@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import pyarrow as pa
 
-from laketide.exceptions import InvalidOptionError, NoSuchTableError, TableAlreadyExistsError
+from laketide.exceptions import InvalidOptionError, NoSuchTableError, TableAlreadyExistsError, UnsupportedFeatureError
 from laketide.spark.errors import typed_errors
 from laketide.spark.options import AUDIT_LOG, TableRef, absolute_warehouse, check_options, table_ref
 from laketide.spark.writer import (
@@ -128,6 +128,7 @@ def write(
     primary_key: Sequence[str] | None = None,
     partition_keys: Sequence[str] | None = None,
     table_options: Mapping[str, Any] | None = None,
+    native: bool | None = None,
 ) -> None:
     """Write ``df`` into table ``name`` as one snapshot, with Spark's save modes.
 
@@ -137,11 +138,16 @@ def write(
     static ``partition`` (every row must belong to it), or with dynamic partition overwrite only the partitions
     ``df`` has rows in: ``dynamic_partition_overwrite=True``, or (when None) the ``partitionOverwriteMode`` option
     or Spark's ``spark.sql.sources.partitionOverwriteMode`` conf, as for Spark's own sources.
+
+    ``native=True`` lets Spark's own Parquet writer encode the files (laketide.spark.native_write) and refuses
+    tables or DataFrames it cannot write exactly (UnsupportedFeatureError naming the reason). It is opt-in: on
+    local[2] it measured slower than laketide's Python writer (Spark's row sort and windows cost more than Arrow's
+    sort and encode; see bench/spark_bench.py).
     """
     with _spark_errors():
         _write(df, name, warehouse=warehouse, mode=mode, dynamic_partition_overwrite=dynamic_partition_overwrite,
                partition=partition, num_tasks=num_tasks, options=options, primary_key=primary_key,
-               partition_keys=partition_keys, table_options=table_options)
+               partition_keys=partition_keys, table_options=table_options, native=native)
 
 
 def _save_mode(mode: str) -> str:
@@ -157,6 +163,7 @@ def _write(
     df: DataFrame, name: str, *, warehouse: str | None, mode: str, dynamic_partition_overwrite: bool | None,
     partition: Mapping[str, object] | None, num_tasks: int | None, options: Mapping[str, Any] | None,
     primary_key: Sequence[str] | None, partition_keys: Sequence[str] | None, table_options: Mapping[str, Any] | None,
+    native: bool | None = None,
 ) -> None:
     mode = _save_mode(mode)
     spark = df.sparkSession
@@ -223,6 +230,8 @@ def _write(
     if partition:
         opts["overwrite-partition"] = ",".join(f"{k}={v}" for k, v in partition.items())
     try:
+        if native and _write_natively(df, ref, table, save_mode, opts, num_tasks, required=native):
+            return
         if table.store.bucket_mode == "cross-partition":
             from laketide.spark.cross_partition import cross_partition_routed
 
@@ -238,6 +247,30 @@ def _write(
         if created and table.latest_snapshot() is None:
             catalog.drop_table(ref.name, ignore_missing=True)  # a failed write changes nothing
         raise
+
+
+def _write_natively(df: DataFrame, ref: TableRef, table: Any, save_mode: str, opts: Mapping[str, str],
+                    num_tasks: int | None, *, required: bool | None) -> bool:
+    """Write through Spark's Parquet writer if that is exact for this table and DataFrame (True: written)."""
+    from laketide.spark.native_write import native_write, native_write_blocker
+    from laketide.spark.options import COMMIT_IDENTIFIER, int_option
+    from laketide.spark.writer import query_commit_user
+
+    reason = native_write_blocker(df, table, mode=save_mode, options=opts)
+    if reason is not None:
+        if required:
+            raise UnsupportedFeatureError(f"laketide.spark.write of table {ref.name}: native=True, but {reason}")
+        return False
+    lowered = {k.lower(): v for k, v in opts.items()}
+    identifier = int_option(lowered, COMMIT_IDENTIFIER)
+    if identifier is None and lowered.get("commit.user"):
+        raise InvalidOptionError(
+            f"laketide: option commit.user of the write to table {ref.name} needs commit.identifier (the pair "
+            f"makes the commit exactly-once)"
+        )
+    commit_key = None if identifier is None else (query_commit_user(lowered), identifier)
+    native_write(df, ref, table, num_tasks=num_tasks, commit_key=commit_key)
+    return True
 
 
 def _create_table(catalog: Any, ref: TableRef, df: DataFrame, *, primary_key: Sequence[str] | None,

@@ -27,6 +27,7 @@ from laketide.scan.file_scan import FileStoreScan
 from laketide.scan.split_read import SplitRead
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
+from laketide.io.file_meta import DescribedFile
 from laketide.store.routing import BucketRouter
 from laketide.types import DataType
 from laketide.write.bucket_assigner import dynamic_bucket_mode
@@ -172,6 +173,13 @@ class FileStore:
             snapshot_manager=self.snapshot_manager, scan_factory=self.new_scan, commit_user=commit_user,
             restored_plan=restored_plan,
         )
+
+    def describe_written_file(self, path: str, *, first_sequence_number: int = 0) -> DescribedFile:
+        """The level-0 ``DataFileMeta`` (and partition) of a Parquet file another engine wrote in this store's
+        layout (key-value columns for primary-key tables); see laketide.store.adopt."""
+        from laketide.store.adopt import describe_written_file
+
+        return describe_written_file(self, path, first_sequence_number=first_sequence_number)
 
     def bucket_router(self) -> BucketRouter:
         """The public routing of rows to buckets (fixed) or bucket assigners (dynamic), for engines."""

@@ -1,0 +1,186 @@
+"""The Spark-native write path (Spark's Parquet writer encodes, laketide describes and commits) against the Python
+writer on the same rows: same table content (laketide and pypaimon), same file layout, names and metadata."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import laketide.spark as ls
+from laketide.exceptions import LaketideError, UnsupportedFeatureError
+
+SCHEMA = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),
+    ("b", pa.bool_()), ("i8", pa.int8()), ("i16", pa.int16()), ("i32", pa.int32()), ("f32", pa.float32()),
+    ("f64", pa.float64()), ("s", pa.string()), ("bin", pa.binary()), ("d", pa.date32()),
+    ("ts", pa.timestamp("us")), ("ltz", pa.timestamp("us", tz="UTC")),
+    pa.field("dt", pa.string(), nullable=False),
+])
+DATA_FILE = re.compile(r"data-[0-9a-f-]{36}-\d+\.parquet")
+
+# (primary key, partition keys, options) of the table kinds the native path writes.
+KINDS = {
+    "pk-partitioned": (["id", "dt"], ["dt"], {"bucket": "3"}),
+    "pk-unpartitioned": (["id"], None, {"bucket": "2"}),
+    "append-fixed-bucket": (None, ["dt"], {"bucket": "2", "bucket-key": "id"}),
+    "append-unaware": (None, ["dt"], {}),
+}
+
+
+def rows(n: int, *, offset: int = 0, tag: str = "a") -> pa.Table:
+    ids = list(range(offset, offset + n))
+    base = dt.datetime(2026, 1, 2, 3, 4, 5, 123456)
+    return pa.table({
+        "id": ids,
+        "b": [i % 3 == 0 if i % 7 else None for i in ids],
+        "i8": [i % 100 - 50 for i in ids],
+        "i16": [i * 3 % 30000 for i in ids],
+        "i32": [i * 7 for i in ids],
+        "f32": [i / 4 for i in ids],
+        "f64": [i / 3 if i % 5 else None for i in ids],
+        "s": [f"{tag}{i}-{'x' * (i % 40)}" if i % 6 else None for i in ids],
+        "bin": [bytes([i % 256, 7]) for i in ids],
+        "d": [dt.date(2026, 1, 1) + dt.timedelta(days=i % 50) for i in ids],
+        "ts": [base + dt.timedelta(seconds=i) for i in ids],
+        "ltz": [dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(minutes=i) for i in ids],
+        "dt": [f"p{i % 3}" for i in ids],
+    }, schema=SCHEMA)
+
+
+def frame(spark, t: pa.Table, partitions: int = 1):  # noqa: ANN001, ANN201
+    """``t`` as a DataFrame of the table's Spark types (zone-less timestamps as TIMESTAMP_NTZ)."""
+    from laketide.spark.types import spark_schema
+
+    return spark.createDataFrame(t, schema=spark_schema(SCHEMA)).repartition(partitions)
+
+
+def by_id(t: pa.Table) -> list[dict]:
+    return sorted(t.to_pylist(), key=lambda r: (r["id"], r["dt"]))
+
+
+def files_of(table) -> dict[tuple[bytes, int], list]:  # noqa: ANN001
+    out: dict[tuple[bytes, int], list] = {}
+    for split in table.scan().plan():
+        out.setdefault((split.partition, split.bucket), []).extend(split.files)
+    return out
+
+
+def meta_view(f) -> dict:  # noqa: ANN001
+    """What must equal between the native and the Python writer's metadata of the same rows."""
+    return {"rows": f.row_count, "min_key": f.min_key, "max_key": f.max_key, "key_stats": f.key_stats,
+            "value_stats": f.value_stats, "value_stats_cols": f.value_stats_cols, "level": f.level,
+            "schema_id": f.schema_id, "deletes": f.delete_row_count, "source": f.file_source,
+            "seq": (f.min_sequence_number, f.max_sequence_number)}
+
+
+def physical(path: str) -> list[tuple]:
+    schema = pq.ParquetFile(path.replace("file://", "", 1)).schema
+    return [(c.path, c.physical_type, str(c.logical_type), c.max_definition_level) for c in schema] + [
+        (f.name, (f.metadata or {}).get(b"PARQUET:field_id")) for f in schema.to_arrow_schema()]
+
+
+def create(cat, name: str, kind: str):  # noqa: ANN001, ANN201
+    pk, parts, options = KINDS[kind]
+    return cat.create_table(name, SCHEMA, primary_key=pk, partition_keys=parts, options=options)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_native_files_equal_python_files(spark, cat, wh: str, kind: str, pypaimon) -> None:  # noqa: ANN001
+    native, python = create(cat, "db.native", kind), create(cat, "db.python", kind)
+    # Unaware-bucket tables get a file per writing task and partition, from either writer: one task here.
+    df = frame(spark, rows(240), 1 if kind == "append-unaware" else 3)
+    ls.write(df, "db.native", warehouse=wh, native=True)
+    ls.write(df, "db.python", warehouse=wh, native=False)
+
+    assert native.latest_snapshot().id == 1
+    assert by_id(native.read()) == by_id(python.read()) == by_id(rows(240))
+    theirs = pypaimon.read(wh, "db.native")
+    assert by_id(theirs.cast(SCHEMA)) == by_id(rows(240))
+
+    mine, ref = files_of(native), files_of(python)
+    assert set(mine) == set(ref)  # same (partition, bucket)s
+    for key, files in mine.items():
+        assert len(files) == 1 and len(ref[key]) == 1
+        assert meta_view(files[0]) == meta_view(ref[key][0])
+        assert DATA_FILE.fullmatch(files[0].file_name)
+    paths = [p for s in native.scan().plan() for p in s.file_paths()]
+    ref_paths = [p for s in python.scan().plan() for p in s.file_paths()]
+    # Paimon's layout: <table>/dt=p0/bucket-N/data-...parquet, the same directories as the Python writer's.
+    assert sorted(os.path.relpath(os.path.dirname(p), native.path) for p in paths) == sorted(
+        os.path.relpath(os.path.dirname(p), python.path) for p in ref_paths)
+    # Same Parquet columns: names, physical and logical types, required-ness, Paimon's field ids.
+    assert physical(paths[0]) == physical(ref_paths[0])
+    assert not [n for n in os.listdir(native.path.replace("file://", "", 1)) if n.startswith("_spark-staging")]
+
+
+def test_native_upsert_keeps_the_latest_row(spark, cat, wh: str, pypaimon) -> None:  # noqa: ANN001
+    table = create(cat, "db.t", "pk-partitioned")
+    ls.write(frame(spark, rows(200)), "db.t", warehouse=wh, native=True)
+    second = rows(100, offset=150, tag="b")
+    # Each key twice in one DataFrame, same rows: one row per key in the level-0 file.
+    ls.write(frame(spark, pa.concat_tables([second, second]), 2), "db.t", warehouse=wh,
+             native=True)
+    expected = {(r["id"], r["dt"]): r for r in rows(200).to_pylist()}
+    expected.update({(r["id"], r["dt"]): r for r in second.to_pylist()})
+    want = sorted(expected.values(), key=lambda r: (r["id"], r["dt"]))
+    assert by_id(table.read()) == want
+    assert by_id(pypaimon.read(wh, "db.t").cast(SCHEMA)) == want
+    files = [f for fs in files_of(table).values() for f in fs]
+    assert sum(f.row_count for f in files) == 200 + 100  # deduplicated within the write
+    first = {f.file_name for s in table.scan(snapshot_id=1).plan() for f in s.files}
+    first_max = max(f.max_sequence_number for f in files if f.file_name in first)
+    later = [f for f in files if f.file_name not in first]
+    assert later and all(f.min_sequence_number > first_max for f in later)  # above every restored number
+
+
+def test_retried_commit_is_not_duplicated(spark, cat, wh: str) -> None:  # noqa: ANN001
+    table = create(cat, "db.t", "append-unaware")
+    df = frame(spark, rows(60))
+    opts = {"commit.user": "job-1", "commit.identifier": "7"}
+    ls.write(df, "db.t", warehouse=wh, options=opts, native=True)
+    ls.write(df, "db.t", warehouse=wh, options=opts, native=True)  # the retry of a job that already landed
+    assert table.latest_snapshot().id == 1
+    assert table.read().num_rows == 60
+    assert table.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).count == 0  # the retry's files went
+
+
+def test_empty_dataframe_writes_nothing(spark, cat, wh: str) -> None:  # noqa: ANN001
+    table = create(cat, "db.t", "pk-partitioned")
+    ls.write(frame(spark, rows(0)), "db.t", warehouse=wh, native=True)
+    assert table.latest_snapshot() is None
+    assert sorted(os.listdir(table.path.replace("file://", "", 1))) == ["schema"]
+
+
+def test_failed_job_leaves_no_snapshot_and_no_files(spark, cat, wh: str) -> None:  # noqa: ANN001
+    table = create(cat, "db.t", "pk-unpartitioned")
+    ls.write(frame(spark, rows(30)), "db.t", warehouse=wh, native=True)
+    bad = frame(spark, rows(30, offset=100)).selectExpr(
+        "CASE WHEN id = 120 THEN NULL ELSE id END AS id", *[c for c in SCHEMA.names if c != "id"])
+    with pytest.raises(Exception, match="NOT NULL"):  # a null key fails Spark's job
+        ls.write(bad, "db.t", warehouse=wh, native=True)
+    assert table.latest_snapshot().id == 1
+    assert table.read().num_rows == 30
+    root = Path(table.path.replace("file://", "", 1))
+    assert not [p for p in root.iterdir() if p.name.startswith("_spark-staging")]
+    assert table.remove_orphan_files(older_than=dt.timedelta(0), dry_run=True).count == 0
+
+
+def test_tables_the_native_path_cannot_write_exactly(spark, cat, wh: str) -> None:  # noqa: ANN001
+    t = cat.create_table("db.pu", SCHEMA, primary_key=["id", "dt"], options={"bucket": "2",
+                                                                           "merge-engine": "partial-update"})
+    df = frame(spark, rows(20))
+    with pytest.raises(UnsupportedFeatureError, match="merge-engine partial-update"):
+        ls.write(df, "db.pu", warehouse=wh, native=True)
+    assert t.latest_snapshot() is None
+    ls.write(df, "db.pu", warehouse=wh)  # the default takes the Python writer
+    assert t.read().num_rows == 20
+    create(cat, "db.cast", "append-unaware")
+    narrower = df.selectExpr("CAST(id AS INT) AS id", *[c for c in SCHEMA.names if c != "id"])
+    with pytest.raises(LaketideError, match="column id is int"):
+        ls.write(narrower, "db.cast", warehouse=wh, native=True)
