@@ -26,6 +26,7 @@ from laketide.types import DataType
 __all__ = [
     "FILE_INDEX_SUFFIX",
     "POSTPONE_BUCKET",
+    "STAGING_DIR_PREFIX",
     "FileStorePathFactory",
     "PartitionCodec",
     "TablePaths",
@@ -35,6 +36,8 @@ __all__ = [
 ]
 
 POSTPONE_BUCKET = -2
+STAGING_DIR_PREFIX = "_spark-staging-"
+"""Directories (in the table directory) where an engine writes files before laketide adopts them."""
 """Paimon: BucketMode.POSTPONE_BUCKET: rows of a ``bucket = -2`` table wait in ``bucket-postpone`` until compaction."""
 
 
@@ -273,6 +276,11 @@ class FileStorePathFactory:
         """The ``_SUCCESS`` file marking a partition done (Paimon: SuccessFileMarkDoneAction)."""
         part = self.partition_dir(values)
         return f"{self.data_root}/{part}/_SUCCESS" if part else f"{self.data_root}/_SUCCESS"
+
+    def new_staging_dir(self) -> str:
+        """A fresh directory for files an engine writes before laketide names and moves them into bucket
+        directories (Spark's native write); what a killed job leaves there is an orphan."""
+        return f"{self.table_path}/{STAGING_DIR_PREFIX}{uuid.uuid4().hex}"
 
     def bucket_dir(self, partition: bytes, bucket: int) -> str:
         """The directory of ``bucket`` of the partition whose BinaryRow is ``partition``."""

@@ -34,7 +34,6 @@ from __future__ import annotations
 import datetime
 import os
 import shutil
-import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -52,7 +51,6 @@ __all__ = ["native_write_blocker", "native_write", "NATIVE_CODECS"]
 BUCKET = "__laketide_bucket"
 ORDER = "__laketide_order"
 PART_PREFIX = "__laketide_p"
-STAGING_PREFIX = "_spark-staging-"
 # Table codec -> Spark's Parquet codec name (both name the same Parquet compression codec).
 NATIVE_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "none": "uncompressed",
                  "uncompressed": "uncompressed"}
@@ -125,7 +123,7 @@ def native_write(df: DataFrame, ref: TableRef, table: Any, *, num_tasks: int | N
     # Above every live sequence number of the table, so above each bucket's (as its writers restore them).
     next_seq = max((e.file.max_sequence_number for e in restored), default=-1) + 1
     base_seq = next_seq if table.primary_keys else 0
-    staging = f"{_local(table.path)}/{STAGING_PREFIX}{uuid.uuid4().hex}"
+    staging = _local(table.store.path_factory.new_staging_dir())
     try:
         _spark_write(df, table, staging, base_seq=base_seq, num_tasks=num_tasks)
         described = _describe(df.sparkSession, ref, staging)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from laketide.exceptions import CorruptMetadataError, NotFoundError
 from laketide.fs import FileStatus
-from laketide.meta.paths import partition_path
+from laketide.meta.paths import STAGING_DIR_PREFIX, partition_path
 from laketide.meta.snapshot import Snapshot
 from laketide.table.expire import list_tags
 
@@ -122,12 +122,21 @@ def _walk(store: FileStore) -> list[FileStatus]:
             elif name.startswith(keys[depth]):
                 partitions(st.path, depth + 1)
 
+    def staged(directory: str) -> None:
+        for st in io.list_status(directory):
+            if st.is_dir:
+                staged(st.path)
+            else:
+                out.append(st)
+
     for st in io.list_status(store.table_path):
         name = _name(st.path)
         if not st.is_dir:
             continue  # files directly in the table directory are not Paimon's
         if name == "snapshot":
             files_in(st.path, keep=_SNAPSHOT_FILE)
+        elif name.startswith(STAGING_DIR_PREFIX):
+            staged(st.path)  # what a killed engine job left before laketide adopted its files
         elif name in _METADATA_DIRS:
             files_in(st.path)
     data_root = store.path_factory.data_root

@@ -227,3 +227,24 @@ def test_rollback_to_a_tag_whose_snapshot_expired(tmp_path) -> None:  # noqa: AN
     assert "tagCreateTime" not in json.loads(t.snapshot_manager.file_io.read_bytes(
         t.snapshot_manager.snapshot_path(3)))
     assert t.write(rows(range(800, 802), "a")) == 4
+
+
+def test_files_a_killed_engine_job_left_in_staging_are_orphans(tmp_path) -> None:  # noqa: ANN001
+    # Spark's native write stages files in the table directory before adopting them; a killed driver leaves them.
+    t = make_table(str(tmp_path / "wh"))
+    t.write(rows(range(5), "a"))
+    staging = t.store.path_factory.new_staging_dir()
+    os.makedirs(f"{staging}/{BUCKET_PART}")
+    left = f"{staging}/{BUCKET_PART}/part-00000-x.zstd.parquet"
+    with open(left, "wb") as f:
+        f.write(b"PAR1")
+    notes = tmp_path / "wh" / "db.db" / "t" / "notes"  # a foreign directory is still never entered
+    notes.mkdir()
+    (notes / "readme.txt").write_text("mine")
+    result = t.remove_orphan_files(older_than=timedelta(0))
+    assert result.paths == [left] or [p.replace("file://", "") for p in result.paths] == [left]
+    assert not os.path.exists(left) and (notes / "readme.txt").exists()
+    assert ids_of(t.read()) == list(range(5))
+
+
+BUCKET_PART = "__laketide_bucket=0"
