@@ -1114,8 +1114,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide never publishes an empty snapshot"),
     UnsupportedOption(key="sequence.snapshot-ordering", example="true", unsupported=_true,
                       reason="laketide orders records by sequence number, not by snapshot"),
-    UnsupportedOption(key="data-evolution.enabled", example="true", unsupported=_true,
-                      reason="laketide reads data-evolution tables but does not write them"),
     UnsupportedOption(key="chain-table.enabled", example="true", unsupported=_true,
                       reason="laketide does not implement chain tables"),
     UnsupportedOption(key="blob-field", example="payload", reason="laketide stores no column in blob files"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from laketide.exceptions import UnsupportedFeatureError, UnsupportedOptionError
+from laketide.exceptions import UnsupportedFeatureError
 from laketide.types import BlobType
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("payload", pa.large_binary())])
@@ -47,7 +47,7 @@ def test_laketide_writes_no_blob_table(warehouse, catalog, pypaimon) -> None:  #
     pypaimon.write(warehouse, "db.b", batch([1], [b"abc"]))
     t = catalog.table("db.b")
     before = t.latest_snapshot()
-    with pytest.raises(UnsupportedOptionError):
+    with pytest.raises(UnsupportedFeatureError, match="BLOB"):
         t.write(batch([2], [b"x"]))
     assert t.latest_snapshot() == before
     # Without data evolution nothing says where the blob values are: refused, never read as nulls.

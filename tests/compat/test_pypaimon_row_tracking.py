@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from laketide.exceptions import SchemaError, UnsupportedFeatureError, UnsupportedOptionError
+from laketide.exceptions import SchemaError, UnsupportedFeatureError
 from laketide.table.system import system_table
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int64()),
@@ -94,13 +94,23 @@ def test_rewrites_of_row_tracking_tables_are_refused_and_change_nothing(warehous
     assert t.read().num_rows == 7
 
 
-def test_laketide_refuses_to_write_data_evolution_tables(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+def test_laketide_writes_data_evolution_tables_pypaimon_reads_them(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+    """Both ways on one table: pypaimon's rows and updates, then laketide's append and update, then pypaimon's
+    update of a range laketide updated; each side reads the same whole rows."""
     make(pypaimon, warehouse, "db.de", evolution=True)
     t = catalog.table("db.de")
-    before = t.latest_snapshot()
-    with pytest.raises(UnsupportedOptionError, match="data-evolution.enabled"):
-        t.write(rows([9], "x"))
-    assert t.latest_snapshot() == before
+    t.write(pa.concat_tables([rows([8], "x"), rows([9, 10], "y")]))
+    t.update_by_row_id(pa.table({"_ROW_ID": pa.array([1, 7, 9], pa.int64()), "v": ["B", "H", None],
+                                 "n": pa.array([20, 80, 100], pa.int64())}))
+    pypaimon.update_by_row_id(warehouse, "db.de", pa.table({"_ROW_ID": pa.array([0, 9], pa.int64()),
+                                                            "v": ["A", "J"]}), columns=["v"])
+    t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "n": pa.array([10], pa.int64())}))
+    ours = by_row_id(t.read(columns=TRACKED))
+    assert ours == by_row_id(pypaimon.read(warehouse, "db.de", columns=TRACKED))
+    assert sorted(ours) == list(range(10)) and t.latest_snapshot().next_row_id == 10
+    assert [(ours[i]["id"], ours[i]["v"], ours[i]["n"]) for i in (0, 1, 7, 9)] == [
+        (1, "A", 10), (2, "B", 20), (8, "H", 80), (10, "J", 100)]
+    assert ours[2] == {**ours[2], "v": "v3", "n": 3}
 
 
 def test_row_tracking_columns_need_the_option(catalog) -> None:  # noqa: ANN001

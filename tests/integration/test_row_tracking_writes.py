@@ -82,7 +82,8 @@ def test_row_ids_a_file_stores_itself_win_over_computed_ones(catalog) -> None:  
     data = data.append_column("_ROW_ID", pa.array([40, None, 47], pa.int64()))
     data = data.append_column("_SEQUENCE_NUMBER", pa.array([None, 9, None], pa.int64()))
     pq.write_table(data, path)
-    stored = dataclasses.replace(f, file_size=os.path.getsize(path),
+    # A file listing _ROW_ID in write_cols gets no first_row_id at commit (Java's assignRowTrackingMeta): give one.
+    stored = dataclasses.replace(f, file_size=os.path.getsize(path), first_row_id=0,
                                  write_cols=("id", "v", "_ROW_ID", "_SEQUENCE_NUMBER"))
     t.commit([dataclasses.replace(msg, new_files=(stored,))])
     out = t.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("id").to_pydict()
