@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from laketide.exceptions import CorruptMetadataError
+from laketide.format.blob import is_blob_file
 from laketide.meta.manifest import DataFileMeta, FileKind, FileSource, ManifestEntry
 from laketide.scan.row_tracking import ROW_ID
 
@@ -36,6 +38,9 @@ def assign_row_tracking(
     """``delta`` with row ids and sequence numbers assigned; and the snapshot's new ``nextRowId``."""
     out = []
     start = next_row_id
+    # A data file's .blob files follow it in the delta and take its row ids, per BLOB column (blobStarts).
+    blob_default = start
+    blob_starts: dict[str, int] = {}
     for e in delta:
         f = e.file
         if e.kind is FileKind.ADD:
@@ -43,8 +48,19 @@ def assign_row_tracking(
             if f.file_source is FileSource.APPEND and f.first_row_id is None and not stores_row_id:
                 # laketide's append writer numbers rows from its bucket's restored sequence: a new file's rows
                 # all belong to this snapshot (Java's writer leaves 0 for the same effect).
-                f = replace(f, first_row_id=start, min_sequence_number=snapshot_id, max_sequence_number=snapshot_id)
-                start += f.row_count
+                if is_blob_file(f.file_name):
+                    column = (f.write_cols or ("",))[0]
+                    first = blob_starts.get(column, blob_default)
+                    if first >= start:
+                        raise CorruptMetadataError(
+                            f"Blob file {f.file_name} of column {column} has no data file before it in the commit "
+                            f"to take row ids from", path=f.file_name)
+                    blob_starts[column] = first + f.row_count
+                else:
+                    first = blob_default = start
+                    blob_starts.clear()
+                    start += f.row_count
+                f = replace(f, first_row_id=first, min_sequence_number=snapshot_id, max_sequence_number=snapshot_id)
             elif f.file_source is FileSource.APPEND:
                 f = _stamp_sequence(f, snapshot_id)
             e = replace(e, file=f)
