@@ -63,7 +63,10 @@ class BlobAppendWriter:
 
     def _write_blob_file(self, name: str, values: pa.Array, data_file: DataFileMeta) -> DataFileMeta:
         file_name = self.paths.new_data_file_name("blob")
-        path = f"{self.bucket_dir}/{file_name}"
+        # Under data-file.external-paths a blob file goes where the strategy puts the next file, as Java's
+        # DataFilePathFactory#newBlobPath does.
+        external = None if self.files.external_paths is None else self.files.external_paths.next_path(file_name)
+        path = external or f"{self.bucket_dir}/{file_name}"
         self._blob_paths.append(path)
         data = encode_blob_file(values)
         with self.file_io.open_output(path) as out:
@@ -74,7 +77,7 @@ class BlobAppendWriter:
             value_stats=SimpleStats.empty(), min_sequence_number=0, max_sequence_number=0,
             schema_id=self.schema_id, level=0, extra_files=(), creation_time_ms=_local_now_ms(),
             delete_row_count=0, embedded_index=None, file_source=FileSource.APPEND, value_stats_cols=(),
-            external_path=None, write_cols=(name,),
+            external_path=external, write_cols=(name,),
         )
 
     def prepare_commit(self) -> list[DataFileMeta]:

@@ -210,7 +210,7 @@ class TableWrite:
         normal = pa.schema([f for f in self.arrow_schema if f.name not in blobs])
         target = self.options.blob_target_file_size
         return BlobAppendWriter(
-            files=replace(files, schema=normal, stats_layout=layout, external_paths=None,
+            files=replace(files, schema=normal, stats_layout=layout,
                           file_index_fields={k: v for k, v in files.file_index_fields.items() if k not in blobs}),
             blob_names=blobs, file_io=self.file_io, paths=files.paths, bucket_dir=files.bucket_dir,
             schema_id=self.schema.id,

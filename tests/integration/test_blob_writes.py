@@ -109,3 +109,25 @@ def test_an_aborted_blob_write_deletes_its_files(catalog, warehouse) -> None:  #
     assert names == sorted(f.file_name for m in kept for f in m.new_files) and len(names) == 2
     t.abort(kept)
     assert not list(Path(warehouse).rglob("data-*")) and t.latest_snapshot() is None
+
+
+def test_blob_files_follow_external_paths(catalog, tmp_path) -> None:  # noqa: ANN001
+    root = tmp_path / "ext"
+    root.mkdir()
+    t = catalog.create_table("db.b", ROW, options={**OPTIONS, "data-file.external-paths": f"file://{root}",
+                                                   "data-file.external-paths.strategy": "round-robin"})
+    t.write(batch([1, 2], [b"one", None]))
+    files = [e.file for e in t.file_scan().plan(t.latest_snapshot())]
+    assert len(files) == 2 and all(f.external_path and str(root) in f.external_path for f in files)
+    assert len(list(root.rglob("*.blob"))) == 1
+    assert by_id(t.read()) == {1: ("n1", b"one"), 2: ("n2", None)}
+
+
+def test_update_by_row_id_of_a_blob_table_keeps_the_blobs(catalog) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.b", ROW, options=OPTIONS)
+    t.write(batch([1, 2, 3], [b"a", b"b", None]))
+    t.update_by_row_id(pa.table({"_ROW_ID": pa.array([1], pa.int64()), "name": ["renamed"]}))
+    assert by_id(t.read()) == {1: ("n1", b"a"), 2: ("renamed", b"b"), 3: ("n3", None)}
+    with pytest.raises(UnsupportedFeatureError, match="BLOB"):
+        t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()),
+                                     "payload": pa.array([b"x"], pa.large_binary())}))
