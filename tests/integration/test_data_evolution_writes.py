@@ -55,6 +55,10 @@ def test_update_by_row_id_writes_only_the_columns_and_keeps_row_ids(catalog) -> 
     assert {f.row_count for f in added} == {4, 2} and all(f.max_sequence_number == sid for f in added)
     seq = t.read(columns=["_ROW_ID", "_SEQUENCE_NUMBER"]).to_pydict()
     assert dict(zip(seq["_ROW_ID"], seq["_SEQUENCE_NUMBER"]))[1] == sid
+    # Stats of a partial-column file cover its write_cols (Java's stats evolution projects them so).
+    stats = {r["record_count"]: r for r in t.inspect.files().to_pylist() if r["null_value_counts"]["id"] is None}
+    assert stats[4]["min_values"] == {"id": None, "v": "v0", "n": None, "p": None}
+    assert stats[4]["max_values"]["v"] == "x1"
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
