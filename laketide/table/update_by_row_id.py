@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from laketide.exceptions import (
     CastError,
     CommitConflictError,
+    CommitStateUnknownError,
     SchemaError,
     UnsupportedFeatureError,
 )
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from laketide.table.read import TableScan
     from laketide.table.table import Table
 
-__all__ = ["update_by_row_id"]
+__all__ = ["update_by_row_id", "write_update_by_row_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,20 @@ class _Range:
 def update_by_row_id(table: Table, data: Any, columns: list[str] | None = None) -> int | None:
     """Set ``columns`` (default: every column of ``data`` but ``_ROW_ID``) of the rows named by ``data``'s
     ``_ROW_ID``; one commit; the new snapshot id (None for empty ``data``)."""
+    messages = write_update_by_row_id(table, data, columns)
+    if not messages:
+        return None
+    try:
+        return table.commit(messages)
+    except CommitStateUnknownError:
+        raise  # the snapshot may reference these files: only orphan cleanup may remove them
+    except BaseException:
+        table.abort(messages)
+        raise
+
+
+def write_update_by_row_id(table: Table, data: Any, columns: list[str] | None = None) -> list[CommitMessage]:
+    """The files of ``update_by_row_id``, written but not committed (their commit messages)."""
     from laketide.write.conform import to_arrow
 
     _check_table(table)
@@ -59,7 +74,7 @@ def update_by_row_id(table: Table, data: Any, columns: list[str] | None = None) 
     ids = _row_ids(table, rows)
     updates = _conformed(table, rows, cols)
     if rows.num_rows == 0:
-        return None
+        return []
     scan = table.scan(columns=[ROW_ID, *cols])
     ranges = _ranges(scan)
     owner = _owning_ranges(table, ranges, ids)
@@ -72,7 +87,7 @@ def update_by_row_id(table: Table, data: Any, columns: list[str] | None = None) 
             merged = _merged_range(scan, rng, ids[chosen] - rng.first_row_id, updates.take(pa.array(chosen)), cols)
             messages.append(_write_range(table, rng, merged))
         _check_unchanged(table, scan, ranges, {int(o) for o in owner})
-        return table.commit(messages)
+        return messages
     except BaseException:
         table.abort(messages)
         raise

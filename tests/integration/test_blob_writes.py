@@ -131,3 +131,13 @@ def test_update_by_row_id_of_a_blob_table_keeps_the_blobs(catalog) -> None:  # n
     with pytest.raises(UnsupportedFeatureError, match="BLOB"):
         t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()),
                                      "payload": pa.array([b"x"], pa.large_binary())}))
+
+
+def test_update_where_on_a_blob_table(catalog) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.b", ROW, options=OPTIONS)
+    t.write(batch([1, 2], [b"a", b"b"]))
+    assert t.update({"name": "'x'"}, where="id = 2").rows_updated == 1
+    assert by_id(t.read()) == {1: ("n1", b"a"), 2: ("x", b"b")}
+    with pytest.raises(UnsupportedFeatureError, match="BLOB"):
+        t.update({"payload": "NULL"}, where="id = 1")
+    assert by_id(t.read()) == {1: ("n1", b"a"), 2: ("x", b"b")}

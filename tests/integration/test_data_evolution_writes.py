@@ -137,9 +137,31 @@ def test_empty_update_and_reuse(catalog) -> None:  # noqa: ANN001
     assert by_row_id(t)[0] == (0, "same", 0, "a") and t.latest_snapshot().id == sid + 2
 
 
-def test_compaction_and_dml_stay_refused(catalog) -> None:  # noqa: ANN001
+def test_delete_stays_refused(catalog) -> None:  # noqa: ANN001
     t = table(catalog)
     t.write(rows([0, 1]))
     t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "v": ["x"]}))
+    sid = t.latest_snapshot().id
     with pytest.raises(UnsupportedFeatureError, match="row-tracking"):
         t.delete("id = 1")
+    assert t.latest_snapshot().id == sid
+
+
+def test_update_where_writes_partial_columns_and_keeps_row_ids(catalog) -> None:  # noqa: ANN001
+    """Table.update on a data-evolution table: the set columns of the matching rows by row id, no file rewritten."""
+    t = table(catalog, partitioned=True)
+    t.write(rows([0, 1, 2, 3], "a"))
+    t.write(rows([4, 5], "b"))
+    before = by_row_id(t)
+    files_before = {e.file.file_name for e in t.file_scan().plan(t.latest_snapshot())}
+    result = t.update({"n": "n * 10 + id", "v": "'set'"}, where="id >= 2 AND id <= 4")
+    assert result.rows_updated == 3 and result.files_removed == 0
+    expected = {r: ((i, "set", n * 10 + i, p) if 2 <= i <= 4 else (i, v, n, p))
+                for r, (i, v, n, p) in before.items()}
+    assert by_row_id(t) == expected
+    files_after = {e.file.file_name for e in t.file_scan().plan(t.latest_snapshot())}
+    assert files_before < files_after  # only added
+    assert t.update({"v": "'none'"}, where="id > 100").snapshot_id is None
+    with pytest.raises(SchemaError):
+        t.update({"p": "'c'"}, where="id = 0")  # a partition column
+    assert by_row_id(t) == expected
