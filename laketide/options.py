@@ -614,6 +614,11 @@ class CoreOptions:
         "data-evolution.enabled", _B, False,
         "Row-tracking tables may rewrite some columns as files over the same row-id range (stitched on read).",
     )
+    BLOB_TARGET_FILE_SIZE = _option(
+        "blob.target-file-size", _MEM, None,
+        "Target size of a .blob file (BLOB columns); default: the append table's target-file-size.",
+        check=_at_least(1),
+    )
     INDEX_FILE_IN_DATA_FILE_DIR = _option(
         "index-file-in-data-file-dir", _B, False,
         "Write index files (hash index, deletion vectors) into the bucket directory instead of index/.",
@@ -899,6 +904,7 @@ class CoreOptions:
     index_file_in_data_file_dir: _Value[bool] = _Value(INDEX_FILE_IN_DATA_FILE_DIR)
     row_tracking_enabled: _Value[bool] = _Value(ROW_TRACKING_ENABLED)
     data_evolution_enabled: _Value[bool] = _Value(DATA_EVOLUTION_ENABLED)
+    blob_target_file_size: _Value[int | None] = _Value(BLOB_TARGET_FILE_SIZE)
     compaction_small_file_ratio: _Value[float] = _Value(COMPACTION_SMALL_FILE_RATIO)
     compaction_min_file_num: _Value[int] = _Value(COMPACTION_MIN_FILE_NUM)
     compaction_optimization_interval: _Value[int | None] = _Value(COMPACTION_OPTIMIZATION_INTERVAL)
@@ -1114,8 +1120,6 @@ UNSUPPORTED_WRITE_OPTIONS: tuple[UnsupportedOption, ...] = (
                       reason="laketide never publishes an empty snapshot"),
     UnsupportedOption(key="sequence.snapshot-ordering", example="true", unsupported=_true,
                       reason="laketide orders records by sequence number, not by snapshot"),
-    UnsupportedOption(key="data-evolution.enabled", example="true", unsupported=_true,
-                      reason="laketide reads data-evolution tables but does not write them"),
     UnsupportedOption(key="chain-table.enabled", example="true", unsupported=_true,
                       reason="laketide does not implement chain tables"),
     UnsupportedOption(key="blob-field", example="payload", reason="laketide stores no column in blob files"),

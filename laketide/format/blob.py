@@ -10,17 +10,21 @@ Paimon: format.blob.BlobFileMeta, BlobFormatWriter, BlobFormatReader, utils.Delt
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from laketide.exceptions import CorruptMetadataError
 
-__all__ = ["BLOB_EXTENSION", "BlobFile", "is_blob_file"]
+__all__ = ["BLOB_EXTENSION", "BlobFile", "encode_blob_file", "is_blob_file", "split_blob_values"]
 
 BLOB_EXTENSION = ".blob"
 _VERSION = 1
 _NULL, _PLACEHOLDER = -1, -2
 _MIN_RECORD = 4 + 8 + 4
+_MAGIC = (1481511375).to_bytes(4, "little")  # BlobFormatWriter.MAGIC_NUMBER
 
 
 def is_blob_file(name: str) -> bool:
@@ -83,3 +87,59 @@ class BlobFile:
             pa.large_binary(), len(present), [validity, pa.py_buffer(value_offsets), pa.py_buffer(b"".join(pieces))],
             null_count=int((~present).sum()),
         )
+
+
+def _encode_lengths(lengths: np.ndarray) -> bytes:
+    # DeltaVarintCompressor: the first length, then differences, each ZigZag + 7-bit varint.
+    out = bytearray()
+    previous = 0
+    for value in lengths.tolist():  # one small varint per row (the payloads dominate the cost)
+        delta = value - previous
+        previous = value
+        z = ((delta << 1) ^ (delta >> 63)) & 0xFFFFFFFFFFFFFFFF
+        while z >= 0x80:
+            out.append((z & 0x7F) | 0x80)
+            z >>= 7
+        out.append(z)
+    return bytes(out)
+
+
+def encode_blob_file(values: pa.Array) -> bytes:
+    """``values`` (binary; null -> length -1) as a ``.blob`` file, byte for byte as Java's BlobFormatWriter."""
+    records: list[bytes] = []
+    lengths = np.empty(len(values), dtype=np.int64)
+    for i, payload in enumerate(values.to_pylist()):  # one record per row, each a whole (large) value
+        if payload is None:
+            lengths[i] = _NULL
+            continue
+        length = len(payload) + 16
+        head = _MAGIC + payload + length.to_bytes(8, "little", signed=True)
+        records.append(head + zlib.crc32(head).to_bytes(4, "little"))
+        lengths[i] = length
+    index = _encode_lengths(lengths)
+    return b"".join(records) + index + len(index).to_bytes(4, "little", signed=True) + bytes([_VERSION])
+
+
+def split_blob_values(values: pa.Array, target_size: int) -> list[pa.Array]:
+    """``values`` cut into the files Java's blob writer rolls: a file closes after the record that reaches
+    ``target_size`` bytes (checked after every record)."""
+    sizes = np.where(_is_valid(values), _value_sizes(values) + 16, 0)
+    out = []
+    start = 0
+    written = 0
+    for i, size in enumerate(sizes.tolist()):
+        written += size
+        if written >= target_size:
+            out.append(values.slice(start, i + 1 - start))
+            start, written = i + 1, 0
+    if start < len(values) or not out:
+        out.append(values.slice(start))
+    return [a for a in out if len(a)] or [values]
+
+
+def _is_valid(values: pa.Array) -> np.ndarray:
+    return np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _value_sizes(values: pa.Array) -> np.ndarray:
+    return np.asarray(pc.fill_null(pc.binary_length(values), 0).to_numpy(zero_copy_only=False), dtype=np.int64)

@@ -148,7 +148,10 @@ class RollingFileWriter:
             self._rows += batch.num_rows
             if self._index is not None:
                 self._index.write(batch)
-            values = batch.select(list(self.stats_layout.names)) if self.key_layout is not None else batch
+            # Stats cover the layout's columns: the value columns of a kv file, the data columns of an append file
+            # that also stores _ROW_ID / _SEQUENCE_NUMBER (a row-tracking compaction, as Java's stats evolution reads).
+            whole = self.key_layout is None and batch.num_columns == len(self.stats_layout.names)
+            values = batch if whole else batch.select(list(self.stats_layout.names))
             part = collect_stats(values, self._batch_modes)
             if self._keys is not None and self.key_layout is not None:
                 self._keys.add(batch, self.key_layout)

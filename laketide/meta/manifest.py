@@ -10,6 +10,8 @@ manifest.IndexManifestEntry, index.IndexFileMeta, index.DeletionVectorMeta, mani
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import datetime as _dt
 import enum
 from dataclasses import dataclass, replace
@@ -100,6 +102,17 @@ class DataFileMeta:
     external_path: str | None = None
     first_row_id: int | None = None
     write_cols: tuple[str, ...] | None = None
+
+    def stats_columns(self, schema_names: Sequence[str]) -> list[str]:
+        """The columns ``value_stats`` covers: ``value_stats_cols``; else, for a file holding ``write_cols`` (data
+        evolution, row-tracking compaction), the schema's columns among them (in ``write_cols`` order, system
+        columns left out); else every column (Paimon: SimpleStatsEvolutions#getOrCreate)."""
+        if self.value_stats_cols is not None:
+            return list(self.value_stats_cols)
+        if self.write_cols is not None:
+            known = set(schema_names)
+            return [c for c in self.write_cols if c in known]
+        return list(schema_names)
 
     @property
     def add_row_count(self) -> int:

@@ -192,8 +192,7 @@ class FileStoreScan:
     def _file_may_match(self, e: ManifestEntry, test: StatsTest) -> bool:
         f = e.file
         file_schema = self.schema if f.schema_id == self.schema.id else self.schema_manager.schema(f.schema_id)
-        cols = f.value_stats_cols
-        file_fields = list(file_schema.fields) if cols is None else [file_schema.field(c) for c in cols]
+        file_fields = [file_schema.field(c) for c in f.stats_columns(file_schema.field_names)]
         by_id = {fld.id: fld.name for fld in self.schema.fields}
         needed = referenced_fields(test.predicate)
         names, types, keep = [], [], []

@@ -46,7 +46,9 @@ from laketide.mergetree.levels import Levels
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.io.file_writer import RollingFileWriter
 from laketide.write.table_write import TableWrite
-from laketide.table.row_tracking_guard import refuse_row_tracking_rewrite
+from laketide.scan.row_tracking import ROW_SEQUENCE_NUMBER
+from laketide.table.row_tracking_compact import TRACKED_COLUMNS, stamp_tracked_files, tracked_writer
+from laketide.table.row_tracking_guard import refuse_data_evolution_compaction
 
 if TYPE_CHECKING:
     from laketide.table.table import Table
@@ -299,7 +301,7 @@ def plan_compaction(
     where: str | Predicate | None = None,
 ) -> list[BucketCompaction]:
     """One task per live (partition, bucket) of the latest snapshot in the chosen partitions (all by default)."""
-    refuse_row_tracking_rewrite(table, "compaction")
+    refuse_data_evolution_compaction(table)
     latest = table.latest_snapshot()
     if latest is None:
         return []
@@ -329,7 +331,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     Nothing is committed; hand the messages of all buckets to ``table.commit`` (one COMPACT snapshot), or to
     ``discard_compaction`` if that commit fails.
     """
-    refuse_row_tracking_rewrite(table, "compaction")
+    refuse_data_evolution_compaction(table)
     tw = table.store.new_write()
     files = list(task.files)
     if table.primary_keys:
@@ -441,8 +443,14 @@ def _rewrite_append(
     task: BucketCompaction | None = None, *, vectors: BucketDeletionVectors | None = None,
 ) -> CompactResult:
     ordered = sorted(files, key=lambda f: f.min_sequence_number)
-    reader = table.store.new_read()
+    # Row tracking: the rows keep their _ROW_ID / _SEQUENCE_NUMBER, written into the new files (as Java).
+    tracked = bool(table.store.options.row_tracking_enabled)
+    names = list(table.schema.field_names)
+    reader = table.store.new_read(columns=[*names, *TRACKED_COLUMNS] if tracked else None)
     writer = _file_writer(tw, bucket_dir, level=0, next_sequence_number=ordered[0].min_sequence_number, task=task)
+    if tracked:
+        writer = tracked_writer(writer)
+    sequences: list[pa.Array] = []
     try:
         for f in ordered:
             deleted = vectors.deleted_mask(f.file_name, f.row_count) if vectors is not None else None
@@ -454,10 +462,14 @@ def _rewrite_append(
                     position += batch.num_rows
                 if rows.num_rows:
                     writer.write(rows)
+                    if tracked:
+                        sequences.append(rows.column(ROW_SEQUENCE_NUMBER).combine_chunks())
             if vectors is not None:
                 vectors.remove(f.file_name)
         after = writer.close()
     except BaseException:  # even an interrupt: delete the half-written outputs, then re-raise
         writer.abort()
         raise
+    if tracked:
+        after = stamp_tracked_files(after, sequences, names)
     return CompactResult(tuple(ordered), tuple(after))

@@ -236,6 +236,8 @@ def plan_update(table: Table, values: Mapping[str, SetValue], where: str | Predi
     evaluate_values(table, table.arrow_schema.empty_table(), values, verb="update")  # bad names fail before reading
     if table.latest_snapshot() is None:
         return PendingChange(table)
+    if table.store.options.data_evolution_enabled and not table.primary_keys:
+        return _plan_evolution_update(table, values, predicate)
     if table.primary_keys:
         matched = table.scan(where=predicate).to_arrow()
         updated = _set_where(matched, np.ones(matched.num_rows, dtype=bool),
@@ -262,6 +264,23 @@ def plan_update(table: Table, values: Mapping[str, SetValue], where: str | Predi
         return _set_where(rows, mask, full), int(mask.sum())
 
     return _rewrite_append(table, predicate, transform, verb="update", count_as="updated")
+
+
+def _plan_evolution_update(table: Table, values: Mapping[str, SetValue], predicate: Predicate) -> PendingChange:
+    # Data evolution: the set columns of the matching rows go to partial-column files by row id; no file is
+    # rewritten and row ids stay (pypaimon's update_by_predicate). BLOB columns are not read (nor settable).
+    from laketide.scan.blob_read import blob_columns
+    from laketide.scan.row_tracking import ROW_ID
+    from laketide.table.update_by_row_id import write_update_by_row_id
+
+    blobs = set(blob_columns(table.schema.fields))
+    names = [n for n in table.schema.field_names if n not in blobs]
+    matched = table.scan(where=predicate, columns=[*names, ROW_ID]).to_arrow()
+    if matched.num_rows == 0:
+        return PendingChange(table)
+    new = evaluate_values(table, matched.drop_columns([ROW_ID]), values, verb="update")
+    data = pa.table({ROW_ID: matched.column(ROW_ID), **new})
+    return PendingChange(table, write_update_by_row_id(table, data, list(new)), rows_updated=matched.num_rows)
 
 
 def _scatter(original: pa.ChunkedArray, mask: np.ndarray, values: pa.ChunkedArray) -> pa.ChunkedArray:

@@ -296,7 +296,7 @@ class _StatsDecoder:
 
     def values(self, file: DataFileMeta) -> tuple[dict[str, object], dict[str, object], dict[str, object]]:
         schema = self._schema(file.schema_id)
-        cols = list(file.value_stats_cols) if file.value_stats_cols is not None else list(schema.field_names)
+        cols = file.stats_columns(schema.field_names)
         fields = [schema.field(c) for c in cols]
         nulls: dict[str, object] = {}
         mins: dict[str, object] = {}

@@ -224,7 +224,7 @@ class _FileStats:
 
     def values(self, file: DataFileMeta) -> tuple[str, str, str]:
         schema = self._schema(file.schema_id)
-        cols = list(file.value_stats_cols) if file.value_stats_cols is not None else list(schema.field_names)
+        cols = file.stats_columns(schema.field_names)
         fields = [schema.field(c) for c in cols]
         # Every current field appears; one the file has no stats for shows null (Paimon: SimpleStatsEvolution).
         nulls: dict[str, object] = dict.fromkeys(self.current.values())

@@ -713,6 +713,14 @@ class Table:
 
         return update_rows(self, set, where)
 
+    def update_by_row_id(self, data: Any, columns: Sequence[str] | None = None) -> int | None:
+        """Data-evolution tables: set ``columns`` (default: every column of ``data`` but ``_ROW_ID``) of the rows
+        whose ``_ROW_ID`` ``data`` gives, in one commit; row ids stay. New files hold only those columns (pypaimon's
+        ``update_by_arrow_with_row_id``); returns the snapshot id, None for empty data."""
+        from laketide.table.update_by_row_id import update_by_row_id
+
+        return update_by_row_id(self, data, None if columns is None else list(columns))
+
     def upsert(self, data: Any) -> ChangeResult:
         """Insert or replace rows by primary key (what ``write`` does on a primary-key table), with counts of
         inserted and updated keys."""

@@ -151,9 +151,9 @@ class TableWrite:
         self.options = options if options is not None else schema.core_options
         # A Java-written table may carry options laketide cannot honour: refuse before writing anything.
         check_write_options(schema.options, table_name=table_name)
-        from laketide.write.validation import check_no_blob_columns
+        from laketide.write.validation import check_blob_columns
 
-        check_no_blob_columns(schema, table_name)
+        check_blob_columns(schema, table_name)
         self.arrow_schema = to_arrow_schema(schema.row_type)
         self.partition_types = [f.type for f in schema.partition_fields]
         self.path_factory = path_factory if path_factory is not None else FileStorePathFactory.from_options(
@@ -201,6 +201,31 @@ class TableWrite:
         self.key_index_base: KeyIndexBase | None = None
         # The latest snapshot before this round's first file (read at the first write, renewed by prepare_commit).
         self._base_snapshot: tuple[int | None] | None = None
+
+    @property
+    def blob_names(self) -> tuple[str, ...]:
+        from laketide.scan.blob_read import blob_columns
+
+        return tuple(blob_columns(self.schema.fields))
+
+    def _blob_writer(self, files: RollingFileWriter) -> _BucketWriter:
+        # BLOB columns go to .blob files beside the data file of the other columns (write/blob_write.py).
+        from laketide.write.blob_write import BlobAppendWriter
+
+        blobs = self.blob_names
+        keep = [i for i, n in enumerate(self.stats_layout.names) if n not in blobs]
+        layout = StatsLayout(names=tuple(self.stats_layout.names[i] for i in keep),
+                             types=tuple(self.stats_layout.types[i] for i in keep),
+                             modes=tuple(self.stats_layout.modes[i] for i in keep))
+        normal = pa.schema([f for f in self.arrow_schema if f.name not in blobs])
+        target = self.options.blob_target_file_size
+        return BlobAppendWriter(
+            files=replace(files, schema=normal, stats_layout=layout,
+                          file_index_fields={k: v for k, v in files.file_index_fields.items() if k not in blobs}),
+            blob_names=blobs, file_io=self.file_io, paths=files.paths, bucket_dir=files.bucket_dir,
+            schema_id=self.schema.id,
+            blob_target_size=target if target is not None else self.options.target_file_size(has_primary_key=False),
+        )
 
     def _check_primary_key_support(self) -> None:
         if self.num_buckets <= 0 and self.num_buckets != -1:
@@ -458,6 +483,8 @@ class TableWrite:
                                   if self.options.changelog_producer is ChangelogProducer.INPUT else None),
             )
             w: _BucketWriter = self._wrap_writer(part_bytes, bucket, lsm) if self._wrap_writer else lsm
+        elif self.blob_names:
+            w = self._blob_writer(files)
         else:
             w = _AppendWriter(files)
         self._writers[key] = w

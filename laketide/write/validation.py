@@ -37,7 +37,7 @@ from laketide.options import (
     check_unknown_options,
 )
 from laketide.schema.table_schema import TableSchema
-from laketide.types import ArrayType, DataType, MapType, MultisetType, RowType, to_arrow_schema
+from laketide.types import ArrayType, BlobType, DataType, MapType, MultisetType, RowType, to_arrow_schema
 
 __all__ = ["validate_table_schema", "SYSTEM_FIELD_NAMES", "KEY_FIELD_PREFIX"]
 
@@ -99,16 +99,33 @@ def _options(schema: TableSchema, table_name: str) -> CoreOptions:
         raise InvalidOptionError(f"Table {table_name}: {e}") from e
 
 
-def check_no_blob_columns(schema: TableSchema, table_name: str) -> None:
-    """laketide reads BLOB columns (of Java / pypaimon tables) but writes no ``.blob`` files."""
+def check_blob_columns(schema: TableSchema, table_name: str) -> None:
+    """BLOB columns as Java's SchemaValidation accepts them on an append table (data evolution on, other columns,
+    not a partition key); what laketide does not write (BLOB inside ARRAY / MAP / ROW, BLOB in a primary-key
+    table) is refused."""
     blobs = blob_columns(schema.fields)
-    if blobs:
+    if not blobs:
+        return
+    nested = [f.name for f in schema.fields if f.name in blobs and not isinstance(f.type, BlobType)]
+    if nested:
         raise UnsupportedFeatureError(
-            f"Table {table_name}: columns {blobs} are BLOB; laketide reads them but does not write blob files")
+            f"Table {table_name}: columns {nested} hold BLOB inside ARRAY / MAP / ROW; laketide writes only "
+            f"top-level BLOB columns")
+    if schema.primary_keys:
+        raise UnsupportedFeatureError(
+            f"Table {table_name}: BLOB columns {blobs} in a primary-key table are not written by laketide")
+    if not schema.core_options.data_evolution_enabled:
+        raise InvalidOptionError(
+            f"Table {table_name}: 'data-evolution.enabled' must be 'true' for a table with BLOB columns {blobs}")
+    if len(blobs) == len(schema.fields):
+        raise SchemaError(f"Table {table_name}: a table with BLOB columns {blobs} must have other columns")
+    in_partition = [b for b in blobs if b in schema.partition_keys]
+    if in_partition:
+        raise SchemaError(f"Table {table_name}: BLOB columns {in_partition} cannot be partition keys")
 
 
 def _check_columns(schema: TableSchema, table_name: str) -> None:
-    check_no_blob_columns(schema, table_name)
+    check_blob_columns(schema, table_name)
     seen: set[str] = set()
     for f in schema.fields:
         if not f.name or not f.name.strip():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from laketide.exceptions import SchemaError, UnsupportedFeatureError, UnsupportedOptionError
+from laketide.exceptions import SchemaError, UnsupportedFeatureError
 from laketide.table.system import system_table
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int64()),
@@ -80,12 +80,10 @@ def test_laketide_appends_continue_the_row_ids_pypaimon_reads_them(warehouse, ca
     assert t.latest_snapshot().next_row_id == 11
 
 
-def test_rewrites_of_row_tracking_tables_are_refused_and_change_nothing(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+def test_dml_rewrites_of_row_tracking_tables_are_refused_and_change_nothing(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
     make(pypaimon, warehouse, "db.rt", evolution=False)
     t = catalog.table("db.rt")
     before = t.latest_snapshot()
-    with pytest.raises(UnsupportedFeatureError, match="row-tracking.enabled"):
-        t.compact(full=True)
     with pytest.raises(UnsupportedFeatureError, match="row-tracking.enabled"):
         t.delete("id = 1")
     with pytest.raises(UnsupportedFeatureError, match="row-tracking.enabled"):
@@ -94,13 +92,47 @@ def test_rewrites_of_row_tracking_tables_are_refused_and_change_nothing(warehous
     assert t.read().num_rows == 7
 
 
-def test_laketide_refuses_to_write_data_evolution_tables(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+def test_laketide_writes_data_evolution_tables_pypaimon_reads_them(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+    """Both ways on one table: pypaimon's rows and updates, then laketide's append and update, then pypaimon's
+    update of a range laketide updated; each side reads the same whole rows."""
     make(pypaimon, warehouse, "db.de", evolution=True)
     t = catalog.table("db.de")
-    before = t.latest_snapshot()
-    with pytest.raises(UnsupportedOptionError, match="data-evolution.enabled"):
-        t.write(rows([9], "x"))
-    assert t.latest_snapshot() == before
+    t.write(pa.concat_tables([rows([8], "x"), rows([9, 10], "y")]))
+    t.update_by_row_id(pa.table({"_ROW_ID": pa.array([1, 7, 9], pa.int64()), "v": ["B", "H", None],
+                                 "n": pa.array([20, 80, 100], pa.int64())}))
+    pypaimon.update_by_row_id(warehouse, "db.de", pa.table({"_ROW_ID": pa.array([0, 9], pa.int64()),
+                                                            "v": ["A", "J"]}), columns=["v"])
+    t.update_by_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()), "n": pa.array([10], pa.int64())}))
+    ours = by_row_id(t.read(columns=TRACKED))
+    assert ours == by_row_id(pypaimon.read(warehouse, "db.de", columns=TRACKED))
+    assert sorted(ours) == list(range(10)) and t.latest_snapshot().next_row_id == 10
+    assert [(ours[i]["id"], ours[i]["v"], ours[i]["n"]) for i in (0, 1, 7, 9)] == [
+        (1, "A", 10), (2, "B", 20), (8, "H", 80), (10, "J", 100)]
+    assert ours[2] == {**ours[2], "v": "v3", "n": 3}
+
+
+def test_compaction_keeps_row_ids_pypaimon_reads_them(warehouse, catalog, pypaimon) -> None:  # noqa: ANN001
+    """laketide compacts a pypaimon-written row-tracking table: the rows keep _ROW_ID and _SEQUENCE_NUMBER (stored
+    in the new files, listed in write_cols, as Java's compaction writes them); appends after it continue the ids."""
+    make(pypaimon, warehouse, "db.rt", evolution=False)
+    t = catalog.table("db.rt")
+    t.write(rows([8], "x"))
+    before = by_row_id(t.read(columns=TRACKED))
+    assert t.compact(full=True) is not None
+    files = [e.file for e in t.file_scan().plan(t.latest_snapshot())]
+    assert len(files) == 2 and all(f.write_cols == ("id", "v", "n", "dt", "_ROW_ID", "_SEQUENCE_NUMBER")
+                                   and f.first_row_id is None for f in files)
+    assert {(f.min_sequence_number, f.max_sequence_number) for f in files} == {(1, 3), (1, 2)}
+    assert by_row_id(t.read(columns=TRACKED)) == before
+    # pypaimon 2.1.0 computes _ROW_ID from first_row_id only (null for a compacted file) and _SEQUENCE_NUMBER from
+    # the file's max, where Java's ColumnarRowIterator#assignRowTracking reads the stored values: compare the rows.
+    data = ["id", "v", "n", "dt"]
+    assert pypaimon.read(warehouse, "db.rt", columns=data).sort_by("id") == t.read(columns=data).sort_by("id")
+    pypaimon.write(warehouse, "db.rt", rows([9], "y"))
+    t.write(rows([10], "x"))
+    after = by_row_id(t.read(columns=TRACKED))
+    assert {k: v for k, v in after.items() if k < 8} == before and after[8]["id"] == 9 and after[9]["id"] == 10
+    assert t.latest_snapshot().next_row_id == 10
 
 
 def test_row_tracking_columns_need_the_option(catalog) -> None:  # noqa: ANN001

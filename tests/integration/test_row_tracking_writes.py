@@ -82,9 +82,41 @@ def test_row_ids_a_file_stores_itself_win_over_computed_ones(catalog) -> None:  
     data = data.append_column("_ROW_ID", pa.array([40, None, 47], pa.int64()))
     data = data.append_column("_SEQUENCE_NUMBER", pa.array([None, 9, None], pa.int64()))
     pq.write_table(data, path)
-    stored = dataclasses.replace(f, file_size=os.path.getsize(path),
+    # A file listing _ROW_ID in write_cols gets no first_row_id at commit (Java's assignRowTrackingMeta): give one.
+    stored = dataclasses.replace(f, file_size=os.path.getsize(path), first_row_id=0,
                                  write_cols=("id", "v", "_ROW_ID", "_SEQUENCE_NUMBER"))
     t.commit([dataclasses.replace(msg, new_files=(stored,))])
     out = t.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("id").to_pydict()
     assert out["_ROW_ID"] == [40, 1, 47]  # row 1: first_row_id 0 + position 1
     assert out["_SEQUENCE_NUMBER"] == [1, 9, 1]  # nulls: the file's max sequence number (snapshot 1)
+
+
+def test_compaction_keeps_row_ids_and_sequence_numbers(catalog) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.t", SCHEMA, options=TRACKING)
+    for start in range(0, 12, 3):
+        t.write(rows(range(start, start + 3)))
+    before = t.read(columns=["id", "v", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("_ROW_ID")
+    first = t.compact(full=True)
+    assert first is not None and t.latest_snapshot().commit_kind.name == "COMPACT"
+    (f,) = [e.file for e in t.file_scan().plan(t.latest_snapshot())]
+    assert f.write_cols == ("id", "v", "_ROW_ID", "_SEQUENCE_NUMBER") and f.first_row_id is None
+    assert (f.min_sequence_number, f.max_sequence_number) == (1, 4)
+    assert t.read(columns=["id", "v", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("_ROW_ID") == before
+    t.write(rows(range(100, 102)))  # new ids after the compacted ones
+    t.compact(full=True)  # a compacted file compacted again keeps the stored ids
+    got = t.read(columns=["id", "_ROW_ID", "_SEQUENCE_NUMBER"]).sort_by("_ROW_ID").to_pydict()
+    assert got["_ROW_ID"] == list(range(14)) and got["id"] == [*range(12), 100, 101]
+    assert got["_SEQUENCE_NUMBER"] == [1] * 3 + [2] * 3 + [3] * 3 + [4] * 3 + [6, 6]
+    assert t.latest_snapshot().next_row_id == 14
+
+
+def test_compaction_of_data_evolution_tables_is_refused(catalog) -> None:  # noqa: ANN001
+    from laketide.exceptions import UnsupportedFeatureError
+
+    t = catalog.create_table("db.t", SCHEMA, options={**TRACKING, "data-evolution.enabled": "true"})
+    t.write(rows(range(0, 2)))
+    t.write(rows(range(2, 4)))
+    sid = t.latest_snapshot().id
+    with pytest.raises(UnsupportedFeatureError, match="data-evolution.enabled"):
+        t.compact(full=True)
+    assert t.latest_snapshot().id == sid

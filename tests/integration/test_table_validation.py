@@ -63,8 +63,8 @@ BAD_OPTIONS = [
     ({"data-file.external-paths": "/tmp/elsewhere", "data-file.external-paths.strategy": "round-robin"},
      InvalidOptionError, "data-file.external-paths"),
     ({"row-tracking.enabled": "true"}, InvalidOptionError, "row-tracking.enabled"),  # not on a primary-key table
-    ({"row-tracking.enabled": "true", "data-evolution.enabled": "true"}, UnsupportedOptionError,
-     "data-evolution.enabled"),
+    ({"row-tracking.enabled": "true", "data-evolution.enabled": "true"}, InvalidOptionError,
+     "row-tracking.enabled"),  # not on a primary-key table either
     # Read by the compaction and the bucket assigner: refused here instead of failing a later write.
     ({"compaction.small-file-ratio": "abc"}, InvalidOptionError, "compaction.small-file-ratio"),
     ({"force-lookup": "yes"}, InvalidOptionError, "force-lookup"),
@@ -203,10 +203,10 @@ def test_a_table_carrying_an_unsupported_option_reads_but_is_not_written(catalog
 
 def test_check_write_options_names_every_offender() -> None:
     with pytest.raises(UnsupportedOptionError) as info:
-        check_write_options({"tag.automatic-creation": "watermark", "data-evolution.enabled": "true", "bucket": "4"},
+        check_write_options({"tag.automatic-creation": "watermark", "chain-table.enabled": "true", "bucket": "4"},
                             table_name="db.t")
     text = str(info.value)
-    assert "tag.automatic-creation" in text and "data-evolution.enabled" in text and "'bucket'" not in text
+    assert "tag.automatic-creation" in text and "chain-table.enabled" in text and "'bucket'" not in text
     assert isinstance(info.value, UnsupportedFeatureError) and isinstance(info.value, InvalidOptionError)
     # Values laketide implements pass.
     check_write_options({"changelog-producer": "none", "bucket": "-1", "file.format": "ORC", "type": "table",
