@@ -277,15 +277,20 @@ def spark_merge(ctx: SqlContext, name: str, table: Table, source: DataFrame, on:
         joined = ctx.spark.sql(query)
     joined = joined.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        dup = joined.where(_MATCHED).groupBy(*ids).count().where("count > 1").limit(1).collect()
-        if dup:
+        # One job: how many joined rows are matches, how many distinct target rows they match (more rows than
+        # targets: a target row matched twice), and how many rows each clause takes.
+        matched_ids = f"CASE WHEN {_MATCHED} THEN struct({', '.join(ids)}) END"
+        stats = joined.selectExpr(
+            f"count_if({_MATCHED}) AS matched", f"count(DISTINCT {matched_ids}) AS targets",
+            *[f"count_if({_CLAUSE} = {i}) AS c{i}" for i in range(len(clauses))]).collect()[0]
+        if stats["matched"] != stats["targets"]:
             raise MergeSourceError(
-                f"merge into table {name}: target rows are matched by more than one source row (on {on}); "
-                f"deduplicate the source first. Nothing was changed.")
-        per_clause = {int(r[0]): int(r[1]) for r in joined.groupBy(_CLAUSE).count().collect() if r[0] >= 0}
+                f"merge into table {name}: {stats['matched'] - stats['targets']} more matches than target rows: "
+                f"target rows are matched by more than one source row (on {on}); deduplicate the source first. "
+                f"Nothing was changed.")
         counts = {"update": 0, "delete": 0, "insert": 0}
-        for i, n in per_clause.items():
-            counts[clauses[i].action] += n
+        for i, c in enumerate(clauses):
+            counts[c.action] += int(stats[f"c{i}"])
         changed = joined.where(f"{_CLAUSE} >= 0")
         deletes = [i for i, c in enumerate(clauses) if c.action == "delete"]
         if pk:
