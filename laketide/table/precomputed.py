@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from laketide.exceptions import SchemaError
 from laketide.meta.manifest import ManifestEntry
 from laketide.table.change_base import refuse_changes_since
 from laketide.table.dml import ChangeResult, PendingChange, check_rewritable, with_deleted_files
@@ -68,6 +69,10 @@ def rewrite_append(table: Table, target: AppendTarget, changed: np.ndarray, new_
                    updated: int, deleted: int, inserted: int) -> ChangeResult:
     """Commit: the files holding a ``changed`` position are replaced by their unchanged rows plus ``new_rows``
     (updated and inserted rows, in the table's schema); one commit, conflict-checked on the replaced files."""
+    for f in table.arrow_schema:
+        if not f.nullable and f.name in new_rows.column_names and new_rows.column(f.name).null_count:
+            raise SchemaError(f"change of table {table.name}: column {f.name!r} is NOT NULL; the new values give "
+                              f"null in {new_rows.column(f.name).null_count} rows. Nothing was changed.")
     touched_files = np.unique(target.files[changed]) if len(changed) else np.zeros(0, np.int64)
     keep = np.isin(target.files, touched_files)
     keep[changed] = False

@@ -121,3 +121,29 @@ def test_empty_target_and_nothing_matching(spark: Any, wh: str, cat: Any, props:
         sql("MERGE INTO db.e t USING (SELECT 1 AS id, 'y' AS v) s ON t.id = s.id "
             "WHEN MATCHED THEN UPDATE SET v = concat(t.v, s.v)")
     assert _rows(table) == [(1, "x!yy")]
+
+
+@pytest.mark.parametrize("props", ["", PK])
+def test_bad_values_at_run_time_are_typed_and_change_nothing(spark: Any, wh: str, cat: Any, props: str) -> None:
+    from laketide.exceptions import LaketideError
+
+    sql = lts.use_sql(spark, warehouse=wh)
+    sql(f"CREATE TABLE db.nn (id BIGINT NOT NULL, v STRING NOT NULL) {props}")
+    sql("INSERT INTO db.nn VALUES (1, 'a'), (2, 'b')")
+    table = cat.table("db.nn")
+    before, rows, files = table.latest_snapshot().id, _rows(table), _files(table)
+    bad = [
+        # NULL into a NOT NULL column, computed by a Spark function
+        ("UPDATE db.nn SET v = nullif(v, 'a')", "v"),
+        ("MERGE INTO db.nn t USING (SELECT 3 AS id, 'x' AS v) s ON t.id = s.id "
+         "WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, nullif(s.v, 'x'))", "v"),
+        # a cast Spark refuses at run time (ANSI mode)
+        ("UPDATE db.nn SET v = CAST(CAST(v AS INT) AS STRING)", "db.nn"),
+    ]
+    for statement, named in bad:
+        with pytest.raises(LaketideError) as info:
+            sql(statement)
+        assert named in str(info.value).splitlines()[0]
+        assert table.latest_snapshot().id == before
+        assert _rows(table) == rows
+        assert _files(table) == files

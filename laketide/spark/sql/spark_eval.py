@@ -118,13 +118,25 @@ def _q(name: str) -> str:
 
 
 @contextmanager
-def _analysis_errors(name: str, verb: str) -> Iterator[None]:
-    """Spark's analysis errors (unknown column or function, bad types) as one laketide line naming the table."""
-    from pyspark.errors import AnalysisException
+def _spark_errors(name: str, verb: str) -> Iterator[None]:
+    """Errors out of Spark as one typed laketide line naming the table: a laketide error a Spark task raised
+    (e.g. a NOT NULL column given null) as itself, Spark's own (unknown column or function, a cast that fails
+    under ANSI mode) as PredicateError."""
+    from pyspark.errors.exceptions.captured import CapturedException
+
+    from laketide.exceptions import LaketideError
+    from laketide.spark.errors import laketide_error_in
 
     try:
         yield
-    except AnalysisException as e:
+    except LaketideError:
+        raise
+    except Exception as e:  # any error Spark raised may carry ours
+        found = laketide_error_in(e)
+        if found is not None:
+            raise found from e
+        if not isinstance(e, CapturedException):
+            raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise PredicateError(f"laketide SQL: {verb} on table {name}: {first}") from None
 
@@ -152,6 +164,11 @@ def _cast_columns(df: DataFrame, table: Table, extra: Sequence[str]) -> DataFram
 def spark_update(ctx: SqlContext, name: str, table: Table, values: Mapping[str, str],
                  where: str | None) -> ChangeResult:
     """UPDATE evaluated by Spark: the matching rows with their new values, then one laketide commit."""
+    with _spark_errors(name, "update"):
+        return _update(ctx, name, table, values, where)
+
+
+def _update(ctx: SqlContext, name: str, table: Table, values: Mapping[str, str], where: str | None) -> ChangeResult:
     from laketide.table.dml import check_engine
 
     names = table.arrow_schema.names
@@ -167,14 +184,14 @@ def spark_update(ctx: SqlContext, name: str, table: Table, values: Mapping[str, 
     select = ", ".join(f"({values[n]}) AS {_q(n)}" if n in values else _q(n) for n in names)
     if table.primary_keys:
         base = _base(table)
-        with _analysis_errors(name, "update"), _views(ctx, target=_target_df(ctx, table, name, base)) as v:
+        with _views(ctx, target=_target_df(ctx, table, name, base)) as v:
             changed = ctx.spark.sql(f"SELECT {select} FROM {v['target']} WHERE {cond}")
             changed = _cast_columns(changed, table, [])
         return _write_pk(ctx, table, name, base, changed, kinds=None, counts=None, verb="update")
     from laketide.table.precomputed import POSITION, rewrite_append, target_rows
 
     target = target_rows(table, verb="update")
-    with _analysis_errors(name, "update"), _views(ctx, target=_arrow_df(ctx, target.rows)) as v:
+    with _views(ctx, target=_arrow_df(ctx, target.rows)) as v:
         changed = ctx.spark.sql(f"SELECT {select}, {POSITION} FROM {v['target']} WHERE {cond}")
         rows = _cast_columns(changed, table, [POSITION]).toArrow()
     positions = rows.column(POSITION).to_numpy()
@@ -229,6 +246,13 @@ def _value(table: Table, c: Clause, column: str, source_columns: Sequence[str], 
 
 def spark_merge(ctx: SqlContext, name: str, table: Table, source: DataFrame, on: str, clauses: Sequence[Clause], *,
                 target_alias: str, source_alias: str) -> ChangeResult:
+    """MERGE evaluated by Spark (see the module docstring), one laketide commit."""
+    with _spark_errors(name, "merge"):
+        return _merge(ctx, name, table, source, on, clauses, target_alias=target_alias, source_alias=source_alias)
+
+
+def _merge(ctx: SqlContext, name: str, table: Table, source: DataFrame, on: str, clauses: Sequence[Clause], *,
+           target_alias: str, source_alias: str) -> ChangeResult:
     from pyspark import StorageLevel
 
     from laketide.table.dml import check_engine
@@ -268,7 +292,7 @@ def spark_merge(ctx: SqlContext, name: str, table: Table, source: DataFrame, on:
         outputs.append(f"CASE {whens} ELSE {t} END AS {_q(n)}")
     ids = [_q(k) for k in table.primary_keys] if pk else [POSITION]
     extra = [] if pk else [f"{ta}.{POSITION} AS {POSITION}"]
-    with _analysis_errors(name, "merge"), _views(ctx, target=target, source=source) as v:
+    with _views(ctx, target=target, source=source) as v:
         # The user's aliases name the two sides in conditions and values.
         matched = _kind_sql("matched", target_alias, source_alias)
         query = (f"SELECT {', '.join(outputs + extra)}, {clause_case} AS {_CLAUSE}, {matched} AS {_MATCHED} "
@@ -354,7 +378,7 @@ def _write_pk(ctx: SqlContext, table: Table, name: str, base: int | None, change
     opts[ROUTED] = ",".join([ROUTED_BUCKET] * (BUCKET_COLUMN in routed.columns) + [ROUTED_ROW_KIND])
     from laketide.spark.errors import typed_errors
 
-    with typed_errors():
+    with typed_errors():  # a laketide error of a task or of the commit, as itself
         _save(routed, name, "append", opts)
     after = _base(table)
     return ChangeResult(rows_inserted=counts["insert"], rows_updated=counts["update"], rows_deleted=counts["delete"],
