@@ -160,3 +160,43 @@ def test_spark_functions_match_pandas(spark: Any, wh: str, cat: Any, kind: str) 
     oracle.loc[rest, "tag"] = oracle.loc[rest, "tag"].map(lambda t: _s(t) or "none")
     oracle = oracle[~gone]
     assert _read_tagged(cat, name) == _rows_tagged(oracle)
+
+
+@pytest.mark.parametrize("kind", ["append", "dynamic"])
+def test_evaluate_in_spark_matches_the_fast_path(spark: Any, wh: str, cat: Any, kind: str) -> None:
+    """``spark.laketide.sql.evaluate-in-spark``: statements laketide could evaluate go through Spark, same rows."""
+    from laketide.exceptions import SqlError
+
+    rng = random.Random(f"sql-in-spark-{kind}")
+    target = pd.DataFrame({"id": range(30)})
+    target["n"] = [rng.randint(0, 100) for _ in range(len(target))]
+    target["p"] = ["a" if i % 2 else "b" for i in target["id"]]
+    ids = rng.sample(range(15, 45), 15)
+    source = pd.DataFrame({"id": ids, "n": [rng.randint(0, 100) for _ in ids]})
+    source["p"] = ["a" if i % 2 else "b" for i in source["id"]]
+    sql = lts.use_sql(spark, warehouse=wh)
+    statements = [
+        "MERGE INTO {t} t USING (SELECT * FROM VALUES " + _values(source) + " AS s(id, n, p)) s ON t.id = s.id "
+        "WHEN MATCHED AND s.n < 30 THEN DELETE WHEN MATCHED THEN UPDATE SET n = s.n + t.n "
+        "WHEN NOT MATCHED AND s.n > 10 THEN INSERT *",
+        "UPDATE {t} SET n = n * 2 WHERE n > 50 AND p = 'a'",
+    ]
+    results = []
+    for mode in ("false", "true"):
+        name = f"db.e_{kind}_{mode}"
+        sql(f"CREATE TABLE {name} (id BIGINT NOT NULL, n BIGINT NOT NULL, p STRING NOT NULL) {KINDS[kind]}")
+        sql(f"INSERT INTO {name} VALUES {_values(target)}")
+        spark.conf.set("spark.laketide.sql.evaluate-in-spark", mode)
+        try:
+            for s in statements:
+                sql(s.format(t=name))
+        finally:
+            spark.conf.unset("spark.laketide.sql.evaluate-in-spark")
+        results.append(_read(cat, name))
+    assert results[0] == results[1]
+    spark.conf.set("spark.laketide.sql.evaluate-in-spark", "maybe")
+    try:
+        with pytest.raises(SqlError, match="evaluate-in-spark"):
+            sql(statements[1].format(t=f"db.e_{kind}_true"))
+    finally:
+        spark.conf.unset("spark.laketide.sql.evaluate-in-spark")

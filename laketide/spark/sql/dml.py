@@ -4,7 +4,10 @@ row-level operations (laketide.table.dml / merge), each one commit.
 Fast path: when laketide's own expressions read every condition and value (comparisons, AND / OR / NOT, IN,
 IS NULL, LIKE, BETWEEN, arithmetic), MERGE's source is evaluated by Spark and collected to the driver as Arrow and
 the merge builder joins it with the target in Arrow. Anything else (Spark functions, CASE, ``||`` ...) is
-evaluated by Spark (spark_eval.py) and applied as one laketide commit.
+evaluated by Spark (spark_eval.py) and applied as one laketide commit. ``SET spark.laketide.sql.evaluate-in-spark
+= true`` sends every UPDATE / MERGE that way: for primary-key tables nothing is then collected to the driver (a
+source too big for the driver's memory), at the cost of a Spark join (slower on one machine, see
+bench/spark_sql.py).
 """
 
 from __future__ import annotations
@@ -93,7 +96,7 @@ def update(ctx: SqlContext, tree: exp.Update) -> DataFrame:
     condition = _sql(where.this, unqualify=True) if where is not None else None
     from laketide.spark.sql.spark_eval import laketide_reads_update, spark_update
 
-    if values and not laketide_reads_update(table, values, condition):
+    if values and (_in_spark(ctx) or not laketide_reads_update(table, values, condition)):
         return _change_result(ctx, spark_update(ctx, name, table, values, condition))
     return _change_result(ctx, table.update(values, where=condition))
 
@@ -123,6 +126,17 @@ def _join_columns(on: exp.Expression, target: str, source: str) -> list[str] | N
             return None
         names.append(part.this.name)
     return names
+
+
+EVALUATE_IN_SPARK = "spark.laketide.sql.evaluate-in-spark"
+
+
+def _in_spark(ctx: SqlContext) -> bool:
+    """Whether the session asks for Spark-evaluated UPDATE / MERGE even where laketide's expressions suffice."""
+    value = ctx.spark.conf.get(EVALUATE_IN_SPARK, "false") or "false"
+    if value.strip().lower() not in ("true", "false"):
+        raise SqlError(f"laketide SQL: {EVALUATE_IN_SPARK} must be true or false, not {value!r}")
+    return value.strip().lower() == "true"
 
 
 def _equalities(on: exp.Expression, target: str, source: str) -> bool:
@@ -166,7 +180,7 @@ def merge(ctx: SqlContext, tree: exp.Merge) -> DataFrame:
 
     source_types = {f.name: f.type for f in spark_arrow_schema(source_df.schema)}
     keys = _join_columns(on, target_alias, source_alias)
-    if not (keys or _equalities(on, target_alias, source_alias)) or not laketide_reads_merge(
+    if _in_spark(ctx) or not (keys or _equalities(on, target_alias, source_alias)) or not laketide_reads_merge(
             table, source_types, clauses, target_alias=target_alias, source_alias=source_alias):
         return _change_result(ctx, spark_merge(ctx, name, table, source_df, _sql(on), clauses,
                                                target_alias=target_alias, source_alias=source_alias))
