@@ -31,6 +31,7 @@ from laketide.spark.errors import surfaced
 from laketide.spark.options import (
     COMMIT_IDENTIFIER,
     KEY_INDEX_BASE,
+    READ_BASE_SNAPSHOT,
     ROUTED,
     TEST_FAIL_AFTER_COMMIT,
     TableRef,
@@ -310,6 +311,7 @@ class BatchWriter(DataSourceArrowWriter):
                 f"makes the commit exactly-once)"
             )
         self.commit_key = None if identifier is None else (query_commit_user(options), identifier)
+        self.read_base = int_option(options, READ_BASE_SNAPSHOT)
         self.plan = _TaskPlan(
             ref=ref, routed=routed_columns(options), key_index_base=_parse_key_index(options.get(KEY_INDEX_BASE)),
             static_partition=static_partition if overwrite else None,
@@ -326,6 +328,14 @@ class BatchWriter(DataSourceArrowWriter):
         table = self.ref.data_table()
         _check_routed(table, messages)
         msgs = _messages(messages)
+        if self.read_base is not None:
+            from laketide.table.change_base import refuse_changes_since
+
+            try:
+                refuse_changes_since(table, self.read_base or None, msgs, verb="merge / update")
+            except BaseException:
+                table.abort(msgs)
+                raise
         if not self.overwrite:
             if self.commit_key is None:
                 table.commit(msgs)

@@ -50,7 +50,17 @@ BAD: list[tuple[str, type[LaketideError], str]] = [
     ("SELECT * FROM db.t VERSION AS OF 42", LaketideError, "42"),
     ("MERGE INTO db.t t USING (SELECT 1 AS id, 'x' AS v UNION ALL SELECT 1, 'y') s ON t.id = s.id "
      "WHEN MATCHED THEN UPDATE SET *", MergeSourceError, "db.t"),
-    ("UPDATE db.t SET v = upper(v)", PredicateError, "UPPER"),
+    # Spark-evaluated statements (functions laketide's expressions lack): Spark's analysis errors, typed.
+    ("UPDATE db.t SET v = upper(nope)", PredicateError, "nope"),
+    ("UPDATE db.t SET v = no_such_fn(v)", PredicateError, "NO_SUCH_FN"),
+    ("UPDATE db.t SET v = concat(v, '!') WHERE length(nope) > 1", PredicateError, "nope"),
+    ("UPDATE db.t SET id = abs(id)", LaketideError, "id"),
+    ("MERGE INTO db.t t USING (SELECT 1 AS id, 'x' AS v UNION ALL SELECT 1, 'y') s ON t.id = s.id "
+     "WHEN MATCHED THEN UPDATE SET v = upper(s.v)", MergeSourceError, "db.t"),
+    ("MERGE INTO db.t t USING (SELECT 1 AS id, 'x' AS v) s ON t.id = s.id "
+     "WHEN MATCHED THEN UPDATE SET v = upper(s.nope)", PredicateError, "nope"),
+    ("MERGE INTO db.t t USING (SELECT 3 AS id, 'x' AS v) s ON t.id = s.id "
+     "WHEN NOT MATCHED THEN INSERT (id, nope) VALUES (s.id, upper(s.v))", LaketideError, "nope"),
 ]
 
 

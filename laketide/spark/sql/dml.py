@@ -1,10 +1,13 @@
 """DML: INSERT INTO / OVERWRITE through the Spark write path; UPDATE / DELETE / MERGE INTO through the table's
 row-level operations (laketide.table.dml / merge), each one commit.
 
-MERGE's source is evaluated by Spark and collected to the driver as Arrow (``DataFrame.toArrow``): the merge
-builder joins it with the target in Arrow and commits once. Conditions and SET values are handed over as SQL
-text in laketide's expression syntax (comparisons, AND / OR / NOT, IN, IS NULL, LIKE, BETWEEN, arithmetic);
-anything else is refused with a PredicateError naming the expression, before anything is written.
+Fast path: when laketide's own expressions read every condition and value (comparisons, AND / OR / NOT, IN,
+IS NULL, LIKE, BETWEEN, arithmetic), MERGE's source is evaluated by Spark and collected to the driver as Arrow and
+the merge builder joins it with the target in Arrow. Anything else (Spark functions, CASE, ``||`` ...) is
+evaluated by Spark (spark_eval.py) and applied as one laketide commit. ``SET spark.laketide.sql.evaluate-in-spark
+= true`` sends every UPDATE / MERGE that way: for primary-key tables nothing is then collected to the driver (a
+source too big for the driver's memory), at the cost of a Spark join (slower on one machine, see
+bench/spark_sql.py).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from laketide.spark.sql.context import SqlContext
+    from laketide.spark.sql.spark_eval import Clause
     from laketide.table.dml import ChangeResult
 
 __all__ = ["insert", "update", "delete", "merge"]
@@ -89,8 +93,12 @@ def update(ctx: SqlContext, tree: exp.Update) -> DataFrame:
     table = ctx.require_table(name)
     values = {eq.this.name: _sql(eq.expression, unqualify=True) for eq in tree.expressions}
     where = tree.args.get("where")
-    result = table.update(values, where=_sql(where.this, unqualify=True) if where is not None else None)
-    return _change_result(ctx, result)
+    condition = _sql(where.this, unqualify=True) if where is not None else None
+    from laketide.spark.sql.spark_eval import laketide_reads_update, spark_update
+
+    if values and (_in_spark(ctx) or not laketide_reads_update(table, values, condition)):
+        return _change_result(ctx, spark_update(ctx, name, table, values, condition))
+    return _change_result(ctx, table.update(values, where=condition))
 
 
 def delete(ctx: SqlContext, tree: exp.Delete) -> DataFrame:
@@ -120,6 +128,29 @@ def _join_columns(on: exp.Expression, target: str, source: str) -> list[str] | N
     return names
 
 
+EVALUATE_IN_SPARK = "spark.laketide.sql.evaluate-in-spark"
+
+
+def _in_spark(ctx: SqlContext) -> bool:
+    """Whether the session asks for Spark-evaluated UPDATE / MERGE even where laketide's expressions suffice."""
+    value = ctx.spark.conf.get(EVALUATE_IN_SPARK, "false") or "false"
+    if value.strip().lower() not in ("true", "false"):
+        raise SqlError(f"laketide SQL: {EVALUATE_IN_SPARK} must be true or false, not {value!r}")
+    return value.strip().lower() == "true"
+
+
+def _equalities(on: exp.Expression, target: str, source: str) -> bool:
+    """Whether ``on`` is ``t.a = s.b AND ...`` (what the merge builder joins on); anything else: Spark joins."""
+    from sqlglot import exp
+
+    for part in on.flatten() if isinstance(on, exp.And) else [on]:
+        if not (isinstance(part, exp.EQ) and isinstance(part.this, exp.Column)
+                and isinstance(part.expression, exp.Column)
+                and {part.this.table, part.expression.table} == {target, source}):
+            return False
+    return True
+
+
 def merge(ctx: SqlContext, tree: exp.Merge) -> DataFrame:
     from sqlglot import exp
 
@@ -141,11 +172,43 @@ def merge(ctx: SqlContext, tree: exp.Merge) -> DataFrame:
         raise SqlError(f"laketide SQL: MERGE INTO {name}: unsupported source {using.sql(dialect='spark')!r}")
     if source_alias == target_alias:
         raise SqlError(f"laketide SQL: MERGE INTO {name}: give the source an alias other than {target_alias!r}")
-    source = run_query(ctx, source_query).toArrow()
+    source_df = run_query(ctx, source_query)
     on = tree.args["on"]
+    clauses = _clauses(name, tree)
+    from laketide.spark.sql.spark_eval import laketide_reads_merge, spark_merge
+    from laketide.spark.types import spark_arrow_schema
+
+    source_types = {f.name: f.type for f in spark_arrow_schema(source_df.schema)}
     keys = _join_columns(on, target_alias, source_alias)
+    if _in_spark(ctx) or not (keys or _equalities(on, target_alias, source_alias)) or not laketide_reads_merge(
+            table, source_types, clauses, target_alias=target_alias, source_alias=source_alias):
+        return _change_result(ctx, spark_merge(ctx, name, table, source_df, _sql(on), clauses,
+                                               target_alias=target_alias, source_alias=source_alias))
+    source = source_df.toArrow()
     builder = table.merge(source, on=keys, predicate=None if keys else _sql(on), source_alias=source_alias,
                           target_alias=target_alias)
+    add = {
+        ("matched", "delete"): lambda c: builder.when_matched_delete(c.condition),
+        ("not_matched_by_source", "delete"): lambda c: builder.when_not_matched_by_source_delete(c.condition),
+        ("matched", "update"): lambda c: (builder.when_matched_update_all(c.condition) if c.values is None
+                                          else builder.when_matched_update(c.values, c.condition)),
+        ("not_matched_by_source", "update"): lambda c: builder.when_not_matched_by_source_update(
+            c.values or {}, c.condition),
+        ("not_matched", "insert"): lambda c: (builder.when_not_matched_insert_all(c.condition) if c.values is None
+                                              else builder.when_not_matched_insert(c.values, c.condition)),
+    }
+    for c in clauses:
+        add[(c.kind, c.action)](c)
+    return _change_result(ctx, builder.execute())
+
+
+def _clauses(name: str, tree: exp.Merge) -> list[Clause]:
+    """The WHEN clauses of a MERGE, in order, as Spark SQL text (refusing actions SQL does not allow)."""
+    from sqlglot import exp
+
+    from laketide.spark.sql.spark_eval import Clause
+
+    out = []
     for when in tree.args["whens"].expressions:
         cond = when.args.get("condition")
         condition = _sql(cond) if cond is not None else None
@@ -155,7 +218,7 @@ def merge(ctx: SqlContext, tree: exp.Merge) -> DataFrame:
         if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
             if kind == "not_matched":
                 raise SqlError(f"laketide SQL: MERGE INTO {name}: WHEN NOT MATCHED cannot DELETE")
-            (builder.when_matched_delete if matched else builder.when_not_matched_by_source_delete)(condition)
+            out.append(Clause(kind, "delete", condition, None))
         elif isinstance(then, exp.Update):
             sets = then.expressions
             if kind == "not_matched":
@@ -163,23 +226,21 @@ def merge(ctx: SqlContext, tree: exp.Merge) -> DataFrame:
             if len(sets) == 1 and isinstance(sets[0], exp.Star) or not sets:
                 if not matched:
                     raise SqlError(f"laketide SQL: MERGE INTO {name}: UPDATE SET * needs a matched source row")
-                builder.when_matched_update_all(condition)
+                out.append(Clause(kind, "update", condition, None))
             else:
-                values = {eq.this.name: _sql(eq.expression) for eq in sets}
-                (builder.when_matched_update if matched else builder.when_not_matched_by_source_update)(
-                    values, condition)
+                out.append(Clause(kind, "update", condition, {eq.this.name: _sql(eq.expression) for eq in sets}))
         elif isinstance(then, exp.Insert):
             if kind != "not_matched":
                 raise SqlError(f"laketide SQL: MERGE INTO {name}: INSERT belongs to WHEN NOT MATCHED")
             if isinstance(then.this, exp.Star) or then.this is None:
-                builder.when_not_matched_insert_all(condition)
+                out.append(Clause(kind, "insert", condition, None))
             else:
                 cols = [c.name for c in then.this.expressions]
                 vals = [_sql(v) for v in then.expression.expressions]
                 if len(cols) != len(vals):
                     raise SqlError(f"laketide SQL: MERGE INTO {name}: INSERT lists {len(cols)} columns and "
                                    f"{len(vals)} values")
-                builder.when_not_matched_insert(dict(zip(cols, vals, strict=True)), condition)
+                out.append(Clause(kind, "insert", condition, dict(zip(cols, vals, strict=True))))
         else:
             raise SqlError(f"laketide SQL: MERGE INTO {name}: unsupported action {then.sql(dialect='spark')!r}")
-    return _change_result(ctx, builder.execute())
+    return out
