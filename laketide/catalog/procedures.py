@@ -110,8 +110,9 @@ def _expire_snapshots(cat: Catalog, a: dict[str, Any]) -> list[Any]:
     retained_ms = None
     if older is not None:
         retained_ms = max(0, int(time.time() * 1000) - int(_instant(older, "older_than").timestamp() * 1000))
-    return [t.expire_snapshots(retain_min=_int(a, "retain_min"), retain_max=_int(a, "retain_max"),
-                               time_retained_ms=retained_ms, max_deletes=_int(a, "max_deletes"))]
+    expired = t.expire_snapshots(retain_min=_int(a, "retain_min"), retain_max=_int(a, "retain_max"),
+                                 time_retained_ms=retained_ms, max_deletes=_int(a, "max_deletes"))
+    return [int(expired)]  # the count (an ExpireResult is an int subclass that Spark's LongType does not take)
 
 
 def _remove_orphan_files(cat: Catalog, a: dict[str, Any]) -> list[Any]:

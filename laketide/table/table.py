@@ -204,6 +204,10 @@ class Table:
         return Table(name=f"{base}$branch_{branch}", path=self.path, file_io=self.file_io,
                      commit_lock=self._commit_lock, branch=branch)
 
+    def snapshots(self) -> pa.Table:
+        """Every snapshot of this branch as Arrow (``$snapshots``' columns, ``commit_time`` a UTC instant)."""
+        return self.inspect.snapshots()
+
     def history(self, limit: int | None = None) -> pa.Table:
         """The commits of this branch, newest first (``$snapshots``' columns): what each one did, when, by whom."""
         from laketide.table.system import system_table
