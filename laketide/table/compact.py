@@ -23,7 +23,7 @@ from laketide.exceptions import CommitConflictError, PredicateError, Unsupported
 from laketide.expr import Predicate, bind, or_, parse_where, referenced_fields
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.commit_message import CommitMessage, WriteOrigin
-from laketide.index.deletion_vectors import DELETION_VECTORS_INDEX, DeletionVector, read_dv_index_file
+from laketide.index.deletion_vectors import DELETION_VECTORS_INDEX
 from laketide.index.dv_maintainer import BucketDeletionVectors, IndexFileChanges
 from laketide.meta.manifest import DataFileMeta, FileSource, IndexFileMeta, ManifestEntry
 from laketide.mergetree.compaction.dv_rewrite import DeletionVectorRewriter
@@ -47,6 +47,7 @@ from laketide.mergetree.writer import MergeTreeWriter
 from laketide.io.file_writer import RollingFileWriter
 from laketide.write.table_write import TableWrite
 from laketide.scan.row_tracking import ROW_SEQUENCE_NUMBER
+from laketide.table.dv_delete import restore_bucket_vectors
 from laketide.table.row_tracking_compact import TRACKED_COLUMNS, stamp_tracked_files, tracked_writer
 from laketide.table.row_tracking_guard import refuse_data_evolution_compaction
 
@@ -150,17 +151,6 @@ def _deleter(table: Table, bucket_dir: str) -> Callable[[DataFileMeta], None]:
     return delete
 
 
-def _restore_vectors(table: Table, index_files: Sequence[IndexFileMeta], partition: bytes,
-                     bucket: int) -> BucketDeletionVectors:
-    vectors: dict[str, DeletionVector] = {}
-    paths = table.store.path_factory
-    for meta in index_files:
-        if meta.dv_ranges:
-            path = paths.bucket_index_file_path(partition, bucket, meta.file_name, meta.external_path)
-            vectors.update(read_dv_index_file(table.file_io.read_bytes(path), meta.dv_ranges, path=path))
-    return BucketDeletionVectors.restore(vectors, index_files, bit64=table.options.deletion_vectors_bitmap64)
-
-
 def _manager(
     table: Table, tw: TableWrite, files: Sequence[DataFileMeta], *, bucket_dir: str, settings: CompactionSettings,
     template: RollingFileWriter, vectors: BucketDeletionVectors | None = None,
@@ -236,7 +226,7 @@ def compacting_writer_factory(
         if not holder:
             holder.append(table.store.new_write())
         bucket_dir = writer.file_writer.bucket_dir
-        vectors = (_restore_vectors(table, restore.dv_index_files(partition, bucket), partition, bucket)
+        vectors = (restore_bucket_vectors(table, restore.dv_index_files(partition, bucket), partition, bucket)
                    if settings.deletion_vectors else None)
         manager = _manager(table, holder[0], restore.files(partition, bucket), bucket_dir=bucket_dir,
                            settings=settings, template=writer.file_writer, vectors=vectors)
@@ -336,7 +326,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
     files = list(task.files)
     if table.primary_keys:
         settings = CompactionSettings.from_options(table.options)
-        vectors = (_restore_vectors(table, task.dv_index_files, task.partition, task.bucket)
+        vectors = (restore_bucket_vectors(table, task.dv_index_files, task.partition, task.bucket)
                    if settings.deletion_vectors else None)
         if vectors is None and task.has_deletion_vectors:
             raise UnsupportedFeatureError(
@@ -358,7 +348,7 @@ def compact_bucket(table: Table, task: BucketCompaction, *, full: bool = False) 
                  if vectors is not None else IndexFileChanges())
         return _message(table, task, result, index)
     # Rewritten files leave their deleted rows (and their vectors) behind; other files keep their vectors.
-    append_vectors = (_restore_vectors(table, task.dv_index_files, task.partition, task.bucket)
+    append_vectors = (restore_bucket_vectors(table, task.dv_index_files, task.partition, task.bucket)
                       if task.has_deletion_vectors else None)
     append_settings = AppendCompactSettings.from_options(table.options)
     if table.options.bucket <= 0:

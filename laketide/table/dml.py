@@ -305,11 +305,29 @@ def _plan_partition_drop(table: Table, predicate: Predicate) -> PendingChange:
     return PendingChange(table, drop_partitions=predicate, rows_deleted=rows)
 
 
+def write_row_kinds(table: Table, parts: Sequence[tuple[pa.Table, RowKind]]) -> list[CommitMessage]:
+    """Write each non-empty ``(rows, kind)`` in order with one writer; its commit messages (a failure leaves no
+    file behind)."""
+    w = table.new_write()
+    try:
+        try:
+            for rows, kind in parts:
+                if rows.num_rows:
+                    w.write(rows, row_kind=kind)
+            return w.prepare_commit()
+        except BaseException:
+            w.abort()
+            raise
+    finally:
+        w.close()
+
+
 def _write_pk(table: Table, rows: pa.Table, kind: RowKind, *, rows_inserted: int = 0, rows_updated: int = 0,
               rows_deleted: int = 0) -> PendingChange:
     pending = PendingChange(table, rows_inserted=rows_inserted, rows_updated=rows_updated, rows_deleted=rows_deleted)
-    if rows.num_rows == 0:
-        return pending
+    if rows.num_rows:
+        pending.messages = write_row_kinds(table, [(rows, kind)])
+    return pending
     w = table.new_write()
     try:
         try:

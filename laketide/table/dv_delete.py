@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["drop_unreferenced_index_files", "plan_vector_change", "restore_bucket_vectors"]
 
 
-def restore_bucket_vectors(table: Table, index_files: tuple[IndexFileMeta, ...], partition: bytes,
+def restore_bucket_vectors(table: Table, index_files: Sequence[IndexFileMeta], partition: bytes,
                            bucket: int) -> BucketDeletionVectors:
     """The vectors of one bucket, read from its deletion-vector index files."""
     vectors: dict[str, DeletionVector] = {}

@@ -35,6 +35,7 @@ from laketide.table.dml import (
     row_mask,
     with_deleted_files,
     with_retries,
+    write_row_kinds,
 )
 
 if TYPE_CHECKING:
@@ -299,19 +300,7 @@ class MergeBuilder:
         gone = target.take(pa.array(np.concatenate(deleted_rows + [np.zeros(0, np.int64)]))).select(names)
         pending = PendingChange(table, rows_inserted=counts["insert"], rows_updated=counts["update"],
                                 rows_deleted=counts["delete"])
-        w = table.new_write()
-        try:
-            try:
-                if gone.num_rows:
-                    w.write(gone, row_kind=RowKind.DELETE)
-                if upserts.num_rows:
-                    w.write(upserts, row_kind=RowKind.INSERT)
-                pending.messages = w.prepare_commit()
-            except BaseException:
-                w.abort()
-                raise
-        finally:
-            w.close()
+        pending.messages = write_row_kinds(table, [(gone, RowKind.DELETE), (upserts, RowKind.INSERT)])
         return pending
 
     def _updated(self, rows: pa.Table, clause: _Clause) -> pa.Table:

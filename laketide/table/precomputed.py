@@ -21,7 +21,13 @@ import pyarrow as pa
 from laketide.exceptions import SchemaError
 from laketide.meta.manifest import ManifestEntry
 from laketide.table.change_base import refuse_changes_since
-from laketide.table.dml import ChangeResult, PendingChange, check_rewritable, with_deleted_files
+from laketide.table.dml import (
+    ChangeResult,
+    PendingChange,
+    check_rewritable,
+    with_deleted_files,
+    write_row_kinds,
+)
 
 if TYPE_CHECKING:
     from laketide.table.table import Table
@@ -104,19 +110,7 @@ def write_keyed(table: Table, base: int | None, upserts: pa.Table, deletes: pa.T
     pending = PendingChange(table, rows_inserted=inserted, rows_updated=updated, rows_deleted=deletes.num_rows)
     if not upserts.num_rows and not deletes.num_rows:
         return ChangeResult()
-    w = table.new_write()
-    try:
-        try:
-            if deletes.num_rows:
-                w.write(deletes, row_kind=RowKind.DELETE)
-            if upserts.num_rows:
-                w.write(upserts, row_kind=RowKind.INSERT)
-            pending.messages = w.prepare_commit()
-        except BaseException:
-            w.abort()
-            raise
-    finally:
-        w.close()
+    pending.messages = write_row_kinds(table, [(deletes, RowKind.DELETE), (upserts, RowKind.INSERT)])
     try:
         refuse_changes_since(table, base, pending.messages, verb=verb)
     except BaseException:
