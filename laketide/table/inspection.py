@@ -15,16 +15,15 @@ Compare: pyiceberg's ``table.inspect``, deltalake's ``get_add_actions``.
 from __future__ import annotations
 
 import datetime as _dt
-import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from laketide.exceptions import SchemaError
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta, ManifestEntry
 from laketide.meta.paths import PartitionCodec
+from laketide.table.file_stats import DECODE_ERRORS, decode_key_range, decode_value_stats
 
 if TYPE_CHECKING:
     from laketide.meta.snapshot import Snapshot
@@ -35,7 +34,6 @@ __all__ = ["TableInspector"]
 
 _UTC_MS = pa.timestamp("ms", tz="UTC")
 # A stats blob that does not decode with its schema shows as nulls, never fails the whole listing.
-_DECODE_ERRORS = (ValueError, IndexError, struct.error, UnicodeDecodeError, SchemaError)
 
 
 class TableInspector:
@@ -111,7 +109,7 @@ class TableInspector:
                 return ()
             try:
                 return tuple(deserialize_binary_row(blob, types))
-            except _DECODE_ERRORS:
+            except DECODE_ERRORS:
                 return None
 
         return pa.table({
@@ -283,37 +281,15 @@ class _StatsDecoder:
 
     def keys(self, file: DataFileMeta) -> tuple[tuple[object, ...] | None, tuple[object, ...] | None]:
         schema = self._schema(file.schema_id)
+        decoded = decode_key_range(file, schema)
+        if decoded is None:
+            return None, None
         pks = list(schema.trimmed_primary_keys)
-        if not pks or not file.min_key:
-            return None, None
-        types = [schema.field(k).type for k in pks]
-        try:
-            lo = dict(zip(pks, deserialize_binary_row(file.min_key, types)))
-            hi = dict(zip(pks, deserialize_binary_row(file.max_key, types)))
-        except _DECODE_ERRORS:
-            return None, None
+        lo, hi = dict(zip(pks, decoded[0])), dict(zip(pks, decoded[1]))
         return tuple(lo.get(k) for k in self.key_names), tuple(hi.get(k) for k in self.key_names)
 
     def values(self, file: DataFileMeta) -> tuple[dict[str, object], dict[str, object], dict[str, object]]:
-        schema = self._schema(file.schema_id)
-        cols = file.stats_columns(schema.field_names)
-        fields = [schema.field(c) for c in cols]
-        nulls: dict[str, object] = {}
-        mins: dict[str, object] = {}
-        maxs: dict[str, object] = {}
-        try:
-            lo = deserialize_binary_row(file.value_stats.min_values, [f.type for f in fields])
-            hi = deserialize_binary_row(file.value_stats.max_values, [f.type for f in fields])
-        except _DECODE_ERRORS:
-            lo = hi = [None] * len(fields)
-        counts = file.value_stats.null_counts or ()
-        for i, f in enumerate(fields):
-            name = self.by_id.get(f.id)
-            if name is None:
-                continue  # dropped since
-            nulls[name] = counts[i] if i < len(counts) else None
-            mins[name], maxs[name] = lo[i], hi[i]
-        return nulls, mins, maxs
+        return decode_value_stats(file, self._schema(file.schema_id), self.by_id)
 
     def key_struct(self, rows: list[tuple[object, ...] | None]) -> pa.Array:
         return _struct_of(self.t, self.key_names, rows)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import json
-import struct
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta, ManifestEntry, SimpleStats
 from laketide.meta.paths import PartitionCodec, java_to_string
 from laketide.meta.snapshot import Snapshot
+from laketide.table.file_stats import DECODE_ERRORS, decode_key_range, decode_value_stats
 from laketide.table.files_table import file_index_columns
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ __all__ = ["METADATA_TABLES"]
 
 _TS = pa.timestamp("ms")
 # A stats or key blob that does not decode with its schema shows as null, never fails the whole system table.
-_DECODE_ERRORS = (ValueError, IndexError, struct.error, UnicodeDecodeError)
 
 
 def _f(name: str, type_: pa.DataType, nullable: bool = True) -> pa.Field:
@@ -159,7 +158,7 @@ def _stats_row(parts: _Partitions, stats: SimpleStats, which: str) -> str | None
         return "{}"
     try:
         values = deserialize_binary_row(stats.min_values if which == "min" else stats.max_values, parts.types)
-    except _DECODE_ERRORS:
+    except DECODE_ERRORS:
         return None
     return "{" + ", ".join("null" if v is None else _cast_string(v) for v in values) + "}"
 
@@ -209,39 +208,20 @@ class _FileStats:
         return s
 
     def keys(self, file: DataFileMeta) -> tuple[str | None, str | None]:
-        schema = self._schema(file.schema_id)
-        pks = list(schema.trimmed_primary_keys) if schema.primary_keys else []
-        if not pks or not file.min_key:
+        decoded = decode_key_range(file, self._schema(file.schema_id))
+        if decoded is None:
             return None, None
-        types = [schema.field(k).type for k in pks]
-        try:
-            lo, hi = deserialize_binary_row(file.min_key, types), deserialize_binary_row(file.max_key, types)
-        except _DECODE_ERRORS:
-            return None, None
-        if not types:
-            return None, None
+        lo, hi = decoded
         return ("[" + ", ".join(_java_value(v) for v in lo) + "]", "[" + ", ".join(_java_value(v) for v in hi) + "]")
 
     def values(self, file: DataFileMeta) -> tuple[str, str, str]:
-        schema = self._schema(file.schema_id)
-        cols = file.stats_columns(schema.field_names)
-        fields = [schema.field(c) for c in cols]
         # Every current field appears; one the file has no stats for shows null (Paimon: SimpleStatsEvolution).
         nulls: dict[str, object] = dict.fromkeys(self.current.values())
         mins: dict[str, object] = dict.fromkeys(self.current.values())
         maxs: dict[str, object] = dict.fromkeys(self.current.values())
-        try:
-            lo = deserialize_binary_row(file.value_stats.min_values, [f.type for f in fields])
-            hi = deserialize_binary_row(file.value_stats.max_values, [f.type for f in fields])
-        except _DECODE_ERRORS:
-            lo = hi = [None] * len(fields)
-        counts = file.value_stats.null_counts or ()
-        for i, f in enumerate(fields):
-            name = self.current.get(f.id)
-            if name is None:
-                continue  # dropped since
-            nulls[name] = counts[i] if i < len(counts) else None
-            mins[name], maxs[name] = lo[i], hi[i]
+        decoded = decode_value_stats(file, self._schema(file.schema_id), self.current)
+        for found, into in zip(decoded, (nulls, mins, maxs)):
+            into.update(found)
         return _tree_map(nulls), _tree_map(mins), _tree_map(maxs)
 
 
