@@ -5,10 +5,10 @@ The only package that imports pyspark (install with ``pip install 'laketide[spar
 
 from __future__ import annotations
 
-# The package laketide.spark.sql first: importing it binds the attribute ``sql`` to the module, which the
-# function laketide.spark.sql (from api) then replaces.
-from laketide.spark.sql import use_sql  # isort: skip
-from laketide.spark.api import read, read_stream, register_views, sql, with_buckets, write, write_stream
+# ``laketide.spark.sql`` is the function (the package of the same name holds it): importing the package binds
+# the attribute to the module, which this import then replaces with the function.
+from laketide.spark.api import read, read_stream, register_views, with_buckets, write, write_stream
+from laketide.spark.sql import sql, use_sql
 from laketide.spark.catalog_views import register_catalog_views
 from laketide.spark.compact import compact
 from laketide.spark.session import register, session

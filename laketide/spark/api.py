@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql.streaming.query import StreamingQuery
     from pyspark.sql.streaming.readwriter import DataStreamWriter
 
-__all__ = ["SAVE_MODES", "read", "read_stream", "register_views", "sql", "with_buckets", "write", "write_stream"]
+__all__ = ["SAVE_MODES", "read", "read_stream", "register_views", "with_buckets", "write", "write_stream"]
 
 # Spark's save modes (and its aliases): errorifexists / ignore create the table when it is absent; append and
 # overwrite need it to exist (a misspelled name fails instead of creating a table).
@@ -528,18 +528,3 @@ def _view_options(spark: SparkSession, warehouse: str | None, options: Mapping[s
                                           if k.startswith("catalog."))),
              database="-", table="-").catalog()
     return opts
-
-
-def sql(
-    spark: SparkSession,
-    query: str,
-    *,
-    warehouse: str | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> DataFrame:
-    """Run one Spark SQL statement as Paimon users write it (DDL, INSERT, UPDATE / DELETE / MERGE INTO, CALL
-    sys.*, queries with time travel) on laketide tables; see laketide.spark.sql. Returns a DataFrame (commands
-    return a small result DataFrame)."""
-    from laketide.spark.sql import run_sql
-
-    return run_sql(spark, query, warehouse=warehouse, options=options)

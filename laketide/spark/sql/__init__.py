@@ -18,11 +18,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["run_sql", "use_sql"]
+__all__ = ["sql", "use_sql"]
 
 
-def run_sql(spark: SparkSession, statement: str, *, warehouse: str | None = None,
-            options: Mapping[str, Any] | None = None) -> DataFrame:
+def sql(spark: SparkSession, statement: str, *, warehouse: str | None = None,
+        options: Mapping[str, Any] | None = None) -> DataFrame:
+    """Run one Spark SQL statement as Paimon users write it (DDL, INSERT, UPDATE / DELETE / MERGE INTO, CALL
+    sys.*, queries with time travel) on laketide tables. Returns a DataFrame (commands return a small result
+    DataFrame)."""
     from laketide.catalog import load_catalog
     from laketide.spark.api import _view_options
     from laketide.spark.errors import typed_errors
@@ -88,8 +91,8 @@ def use_sql(spark: SparkSession, *, warehouse: str | None = None,
             options: Mapping[str, Any] | None = None) -> Callable[[str], DataFrame]:
     """A ``sql(statement)`` function bound to ``spark`` and ``warehouse`` (also set as ``spark.laketide_sql``)."""
 
-    def sql(statement: str) -> DataFrame:
-        return run_sql(spark, statement, warehouse=warehouse, options=options)
+    def bound(statement: str) -> DataFrame:
+        return sql(spark, statement, warehouse=warehouse, options=options)
 
-    spark.laketide_sql = sql  # type: ignore[attr-defined]
-    return sql
+    spark.laketide_sql = bound  # type: ignore[attr-defined]
+    return bound
