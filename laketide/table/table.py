@@ -46,11 +46,11 @@ from laketide.write.table_write import TableWrite
 from laketide.write.validation import validate_table_schema
 
 if TYPE_CHECKING:
-    from laketide.table.lookup import KeyBatch
     import pandas as pd
 
     from laketide.table.dml import ChangeResult
     from laketide.table.inspection import TableInspector
+    from laketide.table.lookup import KeyBatch
     from laketide.table.maintenance import CompactionResult, ExpireResult
     from laketide.table.merge import MergeBuilder
     from laketide.table.orphan import OrphanFilesResult
@@ -382,13 +382,10 @@ class Table:
         merge behaviour for reading (``fields.<f>.aggregate-function``, ``ignore-delete``, ``sequence.field``)."""
         from dataclasses import replace
 
-        from laketide.options import CoreOptions
-
+        from laketide.options import CoreOptions, check_unknown_options
         from laketide.table.dynamic_options import check_dynamic_options, check_merged_schema
 
         dynamic = {str(k): str(v) for k, v in options.items()}
-        from laketide.options import check_unknown_options
-
         check_unknown_options(dynamic, table_name=self.name)  # 'scan.snapshot-idd' would silently read the latest
         # Read options and the merge behaviour Java's copy() may change; never where or how files are written.
         check_dynamic_options(self._schema, dynamic, table_name=self.name)
