@@ -11,7 +11,8 @@ BLOCK = re.compile(r"(?:<!-- (readme-test|readme-skip)([^>]*)-->\s*)?```python\n
 
 
 def blocks() -> list[tuple[str | None, str, str]]:
-    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in BLOCK.finditer(README.read_text(encoding="utf-8"))]
+    text = README.read_text(encoding="utf-8")
+    return [(m.group(1), (m.group(2) or "").strip(), m.group(3)) for m in BLOCK.finditer(text)]
 
 
 def test_every_block_is_run_or_skipped_with_a_reason() -> None:
