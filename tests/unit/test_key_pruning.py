@@ -51,10 +51,13 @@ def test_stats_test_falls_back_for_mixed_or_unknown() -> None:
 def _three_row_groups() -> bytes:
     schema = pa.schema([("_KEY_k", pa.int64()), ("k", pa.int64()), ("v", pa.string())])
     out = io.BytesIO()
-    writer = file_format("parquet").open_writer(out, schema, compression="zstd", options={"parquet.block.size": "1"})
-    for start in (0, 100, 200):
-        ids = list(range(start, start + 100))
-        writer.write_batch(pa.record_batch([ids, ids, [str(i) for i in ids]], schema=schema))
+    batches = [pa.record_batch([ids, ids, [f"{i:03d}" for i in ids]], schema=schema)
+               for ids in (list(range(start, start + 100)) for start in (0, 100, 200))]
+    # A row group is cut every parquet.block.size Arrow bytes: exactly one batch's worth.
+    block = str(batches[0].nbytes)
+    writer = file_format("parquet").open_writer(out, schema, compression="zstd", options={"parquet.block.size": block})
+    for batch in batches:
+        writer.write_batch(batch)
     writer.close()
     return out.getvalue()
 
