@@ -305,9 +305,9 @@ def _plan_partition_drop(table: Table, predicate: Predicate) -> PendingChange:
     return PendingChange(table, drop_partitions=predicate, rows_deleted=rows)
 
 
-def write_row_kinds(table: Table, parts: Sequence[tuple[pa.Table, RowKind]]) -> list[CommitMessage]:
-    """Write each non-empty ``(rows, kind)`` in order with one writer; its commit messages (a failure leaves no
-    file behind)."""
+def write_row_kinds(table: Table, parts: Sequence[tuple[pa.Table, RowKind | None]]) -> list[CommitMessage]:
+    """Write each non-empty ``(rows, kind)`` in order with one writer (kind None: the table's own, e.g. appends);
+    its commit messages (a failure leaves no file behind)."""
     w = table.new_write()
     try:
         try:
@@ -327,17 +327,6 @@ def _write_pk(table: Table, rows: pa.Table, kind: RowKind, *, rows_inserted: int
     pending = PendingChange(table, rows_inserted=rows_inserted, rows_updated=rows_updated, rows_deleted=rows_deleted)
     if rows.num_rows:
         pending.messages = write_row_kinds(table, [(rows, kind)])
-    return pending
-    w = table.new_write()
-    try:
-        try:
-            w.write(rows, row_kind=kind)
-            pending.messages = w.prepare_commit()
-        except BaseException:
-            w.abort()
-            raise
-    finally:
-        w.close()
     return pending
 
 

@@ -277,17 +277,7 @@ class MergeBuilder:
         new_rows = pa.concat_tables([copied, *[self._conformed(u) for u in updated], *inserted])
         pending = PendingChange(table, rows_inserted=counts["insert"], rows_updated=counts["update"],
                                 rows_deleted=counts["delete"])
-        w = table.new_write()
-        try:
-            try:
-                if new_rows.num_rows:
-                    w.write(new_rows)
-                messages = w.prepare_commit()
-            except BaseException:
-                w.abort()
-                raise
-        finally:
-            w.close()
+        messages = write_row_kinds(table, [(new_rows, None)])
         pending.messages = with_deleted_files(messages, [entries[int(k)] for k in touched_files])
         return pending
 

@@ -87,17 +87,7 @@ def rewrite_append(table: Table, target: AppendTarget, changed: np.ndarray, new_
     pending = PendingChange(table, rows_inserted=inserted, rows_updated=updated, rows_deleted=deleted)
     if not out.num_rows and not len(touched_files):
         return ChangeResult()
-    w = table.new_write()
-    try:
-        try:
-            if out.num_rows:
-                w.write(out)
-            messages = w.prepare_commit()
-        except BaseException:
-            w.abort()
-            raise
-    finally:
-        w.close()
+    messages = write_row_kinds(table, [(out, None)])
     pending.messages = with_deleted_files(messages, [target.entries[int(k)] for k in touched_files])
     return pending.commit()
 
