@@ -25,11 +25,15 @@ from bench.suite import Peers
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
-SIZE_SUITES = ("append", "pk", "compaction", "filtered", "merge_engines", "dynamic_bucket")
+SIZE_SUITES = ("append", "pk", "e2e", "compaction", "filtered", "merge_engines", "dynamic_bucket")
 # memory: peak RSS at --memory-rows against 1.2M rows, each step in a fresh process (about 2 minutes at 10M).
 # file_index: 2M rows in 20 files (issue 17's size) once, not at every size.
-ALL_SUITES = (*SIZE_SUITES, "commit_latency", "memory", "file_index", "spark", "spark_sql")
+# planning: tables of --planning-files / 10 and --planning-files live files, once.
+ALL_SUITES = (*SIZE_SUITES, "commit_latency", "planning", "memory", "file_index", "spark", "spark_sql")
 DEFAULT_SIZES = "100000,500000,2000000"
+# The Spark suites run at the middle size, at most this many rows unless --spark-rows asks (a scale run of
+# --sizes 2000000,8000000 must not start local[2] Spark on 8M rows).
+SPARK_DEFAULT_MAX_ROWS = 500_000
 SUITE_TIMEOUT_S = 1800
 
 
@@ -38,6 +42,11 @@ def _sizes(text: str) -> list[int]:
     if not sizes or sizes[0] <= 0:
         raise argparse.ArgumentTypeError(f"--sizes needs positive row counts, got {text!r}")
     return sizes
+
+
+def default_spark_rows(sizes: list[int]) -> int:
+    """The Spark suites' rows when --spark-rows is not given: the middle size, capped (not 8M in a scale run)."""
+    return min(sizes[len(sizes) // 2], SPARK_DEFAULT_MAX_ROWS)
 
 
 def _run_worker(suite: str, rows: int, *, repeat: int, peers: Peers, tmp: Path) -> dict[str, Any]:
@@ -66,13 +75,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="repetitions per workload (median of them), >= 3")
     parser.add_argument("--suites", default=",".join(ALL_SUITES),
                         help="comma-separated subset of: " + ", ".join(ALL_SUITES))
-    parser.add_argument("--commits", type=int, default=500, help="history length for commit latency")
+    parser.add_argument("--commits", type=int, default=1000, help="history length for commit latency (laketide)")
+    parser.add_argument("--peer-commits", type=int, default=Peers().max_peer_commits,
+                        help="history length at which the commit-latency peers stop (they slow down with history)")
+    parser.add_argument("--planning-files", type=int, default=10_000,
+                        help="live data files of the planning suite's larger table; the smaller has a tenth")
     parser.add_argument("--memory-rows", type=int, default=memory.DEFAULT_ROWS,
                         help=f"table size for the memory suite, compared with {memory.REFERENCE_ROWS:,} rows "
                              f"(default {memory.DEFAULT_ROWS:,})")
     parser.add_argument("--file-index-rows", type=int, default=2_000_000,
                         help="rows of the file-index suite's 20-file table (default 2,000,000)")
-    parser.add_argument("--spark-rows", type=int, default=None, help="rows for the Spark suite (default: middle size)")
+    parser.add_argument("--spark-rows", type=int, default=None,
+                        help="rows for the Spark suites (default: the middle size, at most "
+                             f"{SPARK_DEFAULT_MAX_ROWS:,})")
     parser.add_argument("--pypaimon-max-rows", type=int, default=Peers().pypaimon_max_rows,
                         help="largest size at which pure-Python pypaimon runs (it is slow)")
     parser.add_argument("--no-peers", action="store_true", help="laketide and the floors only")
@@ -93,12 +108,14 @@ def main(argv: list[str] | None = None) -> None:
     suites = [s.strip() for s in args.suites.split(",") if s.strip()]
     peers = Peers.floors_only() if args.no_peers else Peers(
         deltalake=not args.no_deltalake, pypaimon=not args.no_pypaimon, pypaimon_rust=not args.no_pypaimon,
-        pypaimon_max_rows=args.pypaimon_max_rows)
-    spark_rows = args.spark_rows or args.sizes[len(args.sizes) // 2]
+        pypaimon_max_rows=args.pypaimon_max_rows, max_peer_commits=args.peer_commits)
+    spark_rows = args.spark_rows or default_spark_rows(args.sizes)
 
     plan = [(s, rows) for rows in args.sizes for s in SIZE_SUITES if s in suites]
     if "commit_latency" in suites:
         plan.append(("commit_latency", args.commits))
+    if "planning" in suites:
+        plan.append(("planning", args.planning_files))
     if "memory" in suites:
         plan.append(("memory", args.memory_rows))
     if "file_index" in suites:

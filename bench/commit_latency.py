@@ -5,7 +5,11 @@ a format whose commit cost grows with history shows it. The floor writes the sam
 file (no table metadata at all), the cost a commit cannot go below.
 
 Engines: laketide (append table), deltalake (``mode="append"``; it checkpoints its log every 100 commits by
-default), pypaimon and pypaimon-rust (unaware-bucket append tables; each commit is write + commit).
+default), pypaimon and pypaimon-rust (unaware-bucket append tables; each commit is write + commit). Peers stop at
+``Peers.max_peer_commits`` (500 by default) to keep the suite short; laketide runs the whole history.
+
+The notes give each engine's latency at its longest history / latency at 10 (issue 25: laketide's at 1000 / at
+10 <= 2x).
 """
 
 from __future__ import annotations
@@ -66,9 +70,11 @@ def collect(commits: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
     out.results += _windows(latencies, "laketide", commits, peaks=peaks)
     out.meta["laketide_latencies"] = latencies
 
+    peer_commits = min(commits, peers.max_peer_commits)
+    out.meta["peer_commits"] = peer_commits
     if peers.deltalake:
         if (reason := peers.delta_skip()) is not None:
-            out.skip(delta_peer.ENGINE, {workload(k): BATCH_ROWS for k in points(commits)}, reason)
+            out.skip(delta_peer.ENGINE, {workload(k): BATCH_ROWS for k in points(peer_commits)}, reason)
         else:
             path = work / "delta"
 
@@ -76,21 +82,35 @@ def collect(commits: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
                 # The first commit creates the table (version 0), like laketide's first snapshot.
                 (delta_peer.append if path.exists() else delta_peer.write)(path, batch)
 
-            latencies, peaks = _history(delta_commit, commits)
-            out.results += _windows(latencies, delta_peer.ENGINE, commits, peaks=peaks)
+            latencies, peaks = _history(delta_commit, peer_commits)
+            out.results += _windows(latencies, delta_peer.ENGINE, peer_commits, peaks=peaks)
             out.meta["deltalake_latencies"] = latencies
             out.meta["deltalake"] = delta_peer.version()
     for runtime, _ in peers.pypaimon_runtimes(BATCH_ROWS):
         engine = "pypaimon" if runtime == "python" else "pypaimon-rust"
         run = pypaimon_run("commits", batch, runtime=runtime, rows={"commit": BATCH_ROWS}, options={"bucket": "-1"},
-                           repeat=1, extra={"commits": commits})
+                           repeat=1, extra={"commits": peer_commits})
         result = run.results[0]
         if result.ok:
-            out.results += _windows(result.seconds, engine, commits)
+            out.results += _windows(result.seconds, engine, peer_commits)
             out.meta[f"{engine}_latencies"] = result.seconds
         else:
-            out.skip(engine, {workload(k): BATCH_ROWS for k in points(commits)}, result.error or "failed")
+            out.skip(engine, {workload(k): BATCH_ROWS for k in points(peer_commits)}, result.error or "failed")
+    out.notes += growth_notes(out.results)
     return out
+
+
+def growth_notes(results: list[Result]) -> list[str]:
+    """Per engine: median latency at its longest history / at 10 snapshots (a time ratio, lower is better)."""
+    notes = []
+    for engine in dict.fromkeys(r.engine for r in results if not r.floor):
+        medians = {int(r.workload.split()[2]): r.median for r in results if r.engine == engine and r.ok}
+        longest = max(medians, default=0)
+        if 10 in medians and longest > 10:
+            notes.append(f"{engine}: latency @ {longest} / latency @ 10 snapshots = "
+                         f"{medians[longest] / medians[10]:.2f}x ({medians[longest] * 1000:.2f} ms vs "
+                         f"{medians[10] * 1000:.2f} ms; issue 25's target for laketide @ 1000: <= 2x)")
+    return notes
 
 
 def _history(commit: Callable[[], object], commits: int) -> tuple[list[float], list[float]]:

@@ -24,6 +24,9 @@ class Peers:
     # Pure-Python pypaimon takes ~20 us per written row: above this size it is reported as skipped, with the
     # reason, so the default run stays within its time budget (raise it with --pypaimon-max-rows).
     pypaimon_max_rows: int = 100_000
+    # Commit latency: peers stop at this history length (deltalake and pypaimon slow down with history, so a
+    # 1000-commit history for every peer would double the suite's time); laketide runs the whole history.
+    max_peer_commits: int = 500
 
     @staticmethod
     def floors_only() -> Peers:

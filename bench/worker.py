@@ -25,11 +25,13 @@ from bench import (
     commit_latency,
     compaction,
     dynamic_bucket,
+    e2e,
     file_index,
     filtered_read,
     memory,
     merge_engines,
     pk_table,
+    planning,
     spark_sql,
 )
 from bench.harness import Result, cannot_run
@@ -38,11 +40,13 @@ from bench.suite import Peers, SuiteRun
 SUITES: dict[str, Callable[..., SuiteRun]] = {
     "append": append_table.collect,
     "pk": pk_table.collect,
+    "e2e": e2e.collect,
     "compaction": compaction.collect,
     "filtered": filtered_read.collect,
     "merge_engines": merge_engines.collect,
     "dynamic_bucket": dynamic_bucket.collect,
     "commit_latency": commit_latency.collect,
+    "planning": planning.collect,
     "memory": memory.collect,
     "file_index": file_index.collect,
     "spark_sql": spark_sql.collect,

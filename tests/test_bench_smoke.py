@@ -14,7 +14,20 @@ import pyarrow as pa
 import pytest
 
 from bench import __main__ as bench_main
-from bench import append_table, commit_latency, compaction, filtered_read, memory, merge_engines, pk_table, worker
+from bench import (
+    append_table,
+    commit_latency,
+    compaction,
+    dedupe,
+    e2e,
+    filtered_read,
+    memory,
+    merge_engines,
+    pk_table,
+    planning,
+    targets,
+    worker,
+)
 from bench.harness import Result, measure
 from bench.report import draw_chart, render
 from bench.suite import Peers
@@ -173,3 +186,114 @@ def test_file_index_suite_returns_the_floors_rows(tmp_path: Path) -> None:
     assert suite.meta[file_index.BLOOM]["files_skipped"] >= 15  # the bloom filters ruled out other files
     assert suite.meta[file_index.BITMAP]["skipped_by"].get("bitmap", 0) == file_index.FILES - 1
     assert set(file_index.ratios(suite)) >= {"write overhead of the three indexes"}
+
+
+def test_hash_dedupe_keeps_the_last_row_per_key_like_the_sort_floor() -> None:
+    base = pa.table({"order_id": [3, 1, 2], "customer_id": [30, 10, 20]})
+    upsert = pa.table({"order_id": [2, 4, 2], "customer_id": [21, 40, 22]})  # key 2 twice in one batch
+    hashed = dedupe.hash_dedupe(base, upsert, key="order_id").sort_by("order_id")
+    assert hashed.to_pydict() == {"order_id": [1, 2, 3, 4], "customer_id": [10, 22, 30, 40]}
+    assert hashed.equals(pk_table.dedupe_floor(base, upsert))
+    big_base, big_upsert = pk_table.pk_data(3_000)
+    assert (pk_table.Merged.of(dedupe.hash_dedupe(big_base, big_upsert, key="order_id"))
+            == pk_table.Merged.of(pk_table.dedupe_floor(big_base, big_upsert)))
+
+
+def test_fastest_floor_marks_exactly_one_floor_and_keeps_the_others_as_references() -> None:
+    def boom() -> None:
+        raise ValueError("no")
+
+    ranked = dedupe.fastest_floor("w", 10, {"a": lambda: sum(range(100)), "b": lambda: None, "c": boom}, repeat=3)
+    assert [r.floor for r in ranked] == [True, False, False]
+    assert ranked[0].ok and ranked[1].ok and len(ranked[0].seconds) == 3
+    assert ranked[0].median <= ranked[1].median and dedupe.SLOWER_NOTE in (ranked[1].note or "")
+    assert ranked[2].engine == "c" and ranked[2].error == "ValueError: no"
+
+
+def test_pk_merge_read_floor_reads_the_files(tmp_path: Path) -> None:
+    suite = pk_table.collect(2_000, repeat=1, work=tmp_path, peers=FLOORS_ONLY)
+    reads = [r for r in suite.results if r.workload == "pk merge read"]
+    floor = next(r for r in reads if r.floor)
+    assert floor.engine in (pk_table.HASH_READ_FLOOR, pk_table.SORT_READ_FLOOR)
+    # The in-memory dedupe is still listed, as a reference, not as the floor.
+    in_memory = next(r for r in reads if r.engine == pk_table.FLOOR)
+    assert in_memory.ok and not in_memory.floor and in_memory.note == pk_table.IN_MEMORY_NOTE
+
+
+def test_e2e_suite_checks_every_engine_against_the_floor(tmp_path: Path) -> None:
+    suite = e2e.collect(3_000, repeat=1, work=tmp_path, peers=FLOORS_ONLY)
+    assert suite.notes == []  # laketide returned the floor's rows
+    by_engine = {r.engine: r for r in suite.results}
+    assert set(by_engine) == {e2e.HASH_FLOOR, e2e.SORT_FLOOR, "laketide"}
+    assert sum(r.floor for r in suite.results) == 1
+    assert all(r.ok and r.rows == 3_000 + 750 + 3_375 for r in suite.results)
+    assert suite.meta["expected_merge"]["rows"] == 3_375
+
+
+def test_planning_suite_builds_both_file_counts(tmp_path: Path) -> None:
+    suite = planning.collect(40, repeat=1, work=tmp_path, peers=FLOORS_ONLY)
+    assert suite.meta["live_files_10"] == 10 and suite.meta["live_files_40"] == 40
+    assert sorted((r.workload, r.scale) for r in suite.results) == sorted(
+        (planning.workload(kind, n), n) for kind in planning.WORKLOADS for n in (10, 40))
+    assert all(r.ok for r in suite.results)
+    assert len([n for n in suite.notes if "per 1k files" in n]) == 2
+
+
+def test_commit_latency_peers_stop_at_their_cap(tmp_path: Path) -> None:
+    pytest.importorskip("deltalake")
+    peers = Peers(pypaimon=False, pypaimon_rust=False, max_peer_commits=10)
+    suite = commit_latency.collect(100, repeat=3, work=tmp_path, peers=peers)
+    ran = {(r.engine, r.workload) for r in suite.results if r.ok}
+    assert ("laketide", "commit @ 100 snapshots") in ran and ("deltalake", "commit @ 10 snapshots") in ran
+    assert ("deltalake", "commit @ 100 snapshots") not in ran
+    assert any(n.startswith("laketide: latency @ 100 / latency @ 10") for n in suite.notes)
+
+
+def test_spark_suites_do_not_follow_a_scale_run_to_8m() -> None:
+    assert bench_main.default_spark_rows([100_000, 500_000, 2_000_000]) == 500_000
+    assert bench_main.default_spark_rows([2_000_000, 8_000_000]) == bench_main.SPARK_DEFAULT_MAX_ROWS
+    assert bench_main.default_spark_rows([50_000, 200_000]) == 200_000
+
+
+def _result(workload: str, engine: str, scale: int, seconds: float, *, floor: bool = False) -> Result:
+    return Result(workload, engine, scale, seconds=[seconds] * 3, floor=floor, scale=scale)
+
+
+def test_targets_state_time_and_speed_ratios_with_verdicts() -> None:
+    results = [
+        _result("append write", "pyarrow.parquet", 100, 1.0, floor=True),
+        _result("append write", "laketide", 100, 1.5),
+        _result("append write", "pyarrow.parquet", 400, 1.0, floor=True),
+        _result("append write", "laketide", 400, 1.02),
+        _result("point lookup", "pypaimon-rust", 400, 3.0), _result("point lookup", "laketide", 400, 1.0),
+        _result("spark pk upsert write", "df.write.parquet", 50, 1.0, floor=True),
+        _result("spark pk upsert write", "laketide+spark", 50, 2.0),
+    ]
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in targets.targets_table(results, [100, 400])}
+    append = rows["append write <= 1.05x of pq.write_table"]
+    assert "time ratio: laketide median / pyarrow.parquet median" in append
+    assert "| 1.02x (<= 1.05x) | 400 rows | met |" in append  # the largest size that has it
+    lookup = rows["point lookup >= 2x faster than pypaimon-rust"]
+    assert "speed ratio: pypaimon-rust median / laketide median" in lookup and "| 3.00x (>= 2x) |" in lookup
+    spark = rows["Spark PK upsert >= 0.7x the speed of df.write.parquet"]
+    assert "| 0.50x (>= 0.7x) | 50 rows | missed |" in spark
+    assert targets.NOT_MEASURED in rows["commit latency at history 1000 <= 2x that at history 10"]
+    scale = next(line for key, line in rows.items() if key.startswith("8M / 2M"))
+    assert "0.68x" in scale and "| met |" in scale  # append write 1.02 / 1.5 between the two sizes
+    table = "\n".join(targets.scale_table(results, [100, 400]))
+    assert "| append write | laketide | 1.500 | 1.020 | 0.68x | 1.00x | met |" in table
+
+
+def test_report_puts_targets_and_scale_first() -> None:
+    payloads = [worker.run_suite("e2e", n, repeat=1, peers=FLOORS_ONLY) for n in (1_000, 2_000)]
+    payloads.append(worker.run_suite("planning", 20, repeat=1, peers=FLOORS_ONLY))
+    text = render(payloads, sizes=[1_000, 2_000], facts={"cores": "2"}, command="python -m bench", total_s=1.0,
+                  chart=None)
+    assert text.index("## Targets (issue 25)") < text.index("## Scale") < text.index("## Machine")
+    assert "| e2e write+upsert+read | laketide |" in text.split("## Scale")[1].split("## Machine")[0]
+    e2e_row = next(line for line in text.splitlines() if line.startswith("| e2e write + upsert + read <= 0.85x"))
+    assert "time ratio: laketide median / pyarrow.parquet write + read + " in e2e_row
+    planning_row = next(line for line in text.splitlines() if line.startswith("| planning time proportional"))
+    assert "at 20 files / at 10 files" in planning_row
+    commit_row = next(line for line in text.splitlines() if line.startswith("| commit latency at history 1000"))
+    assert targets.NOT_MEASURED in commit_row
