@@ -20,7 +20,7 @@ SUITE_TITLES = {
     "append": "Append table: write and full read",
     "pk": "Primary-key table (4 buckets): write, upsert (rows/4, half new keys), merge read of 2 sorted runs",
     "e2e": "End to end: write rows, upsert rows/4 (half new keys), read the merged rows, one timed call per "
-           "repetition (the pk suite's table and data)",
+           "repetition (the pk suite's table and data; rows = written + upserted + read)",
     "compaction": "Full compaction of the primary-key table (2 sorted runs per bucket -> 1)",
     "filtered": "Filtered reads on the primary key (merged table: base + upsert)",
     "merge_engines": "Merge engines: partial-update and aggregation merge reads; deletion vectors",

@@ -1,6 +1,7 @@
 """A tiny run of the benchmarks, so the instruments cannot rot (timings are printed, never asserted).
 
-laketide and the floors only: no pypaimon, deltalake or Spark here (the full `make bench` runs those).
+laketide and the floors only: no pypaimon or Spark here (the full `make bench` runs those); deltalake only in the
+commit-latency peer-cap test, skipped when it is not installed.
 """
 
 from __future__ import annotations
