@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from laketide.meta.manifest import DataFileMeta
     from laketide.scan.key_filter import KeyFilter
 
-__all__ = ["FileLookupCache", "entry_name", "lookup_cache_for"]
+__all__ = ["FileLookupCache", "cache_layout", "entry_name", "lookup_cache_for"]
 
 # A file is worth caching when the lookup asks at least one key of its range per this many rows: at the default
 # row-group size (2 MiB of Arrow bytes, ~25k rows of a narrow table) nearly every row group is decoded then.
@@ -58,29 +58,63 @@ def lookup_cache_for(table_path: str, *, local_dir: str | None, max_disk_size: i
 
 @dataclass(frozen=True, slots=True)
 class _KeyIndex:
-    """A file's search column as sorted numpy values, and the positions they sit at (None: already sorted)."""
+    """A file's search column, batch by batch of its local file.
+
+    Key-value files are sorted by key, so each batch's values are searched where they lie: numpy views of the
+    mapped file, no copy in memory. A file that is not sorted (never written by Paimon) gets a sorted copy.
+    """
 
     column: str
-    sorted_values: np.ndarray
-    order: np.ndarray | None
+    views: tuple[np.ndarray, ...]  # per batch of the local file (sorted), or one sorted copy of the whole column
+    offsets: tuple[int, ...]  # the position of each view's first row
+    order: np.ndarray | None  # positions of the sorted copy's values; None: the views are the file, sorted
 
     def positions(self, wanted: np.ndarray) -> np.ndarray:
-        lo = np.searchsorted(self.sorted_values, wanted, side="left")
-        hi = np.searchsorted(self.sorted_values, wanted, side="right")
-        counts = hi - lo
-        total = int(counts.sum())
-        if total == 0:
+        found: list[np.ndarray] = []
+        for view, offset in zip(self.views, self.offsets):
+            if view.size == 0:
+                continue
+            inside = wanted[np.searchsorted(wanted, view[0], side="left"):
+                            np.searchsorted(wanted, view[-1], side="right")]
+            if inside.size == 0:
+                continue
+            lo = np.searchsorted(view, inside, side="left")
+            hi = np.searchsorted(view, inside, side="right")
+            counts = hi - lo
+            total = int(counts.sum())
+            if total == 0:
+                continue
+            # Every index in [lo, hi) of every key, vectorized: a run start repeated for its length plus a ramp.
+            at = np.repeat(lo - (np.cumsum(counts) - counts), counts) + np.arange(total)
+            found.append(at + offset if self.order is None else self.order[at])
+        if not found:
             return np.empty(0, dtype=np.int64)
-        # Every index in [lo, hi) of every key, vectorized: a run start repeated for its length plus a ramp.
-        starts = np.repeat(lo - (np.cumsum(counts) - counts), counts)
-        found = starts + np.arange(total)
-        if self.order is not None:
-            found = self.order[found]
-        return np.sort(found.astype(np.int64, copy=False))
+        return np.sort(np.concatenate(found).astype(np.int64, copy=False))
+
+    @staticmethod
+    def of(rows: pa.Table, column: str) -> _KeyIndex | None:
+        views: list[np.ndarray] = []
+        offsets: list[int] = []
+        offset = 0
+        for chunk in rows.column(column).chunks:
+            values = _searchable(chunk)
+            if values is None:
+                return None
+            views.append(values)
+            offsets.append(offset)
+            offset += len(chunk)
+        ordered = all(v.size < 2 or bool(np.all(v[:-1] <= v[1:])) for v in views) and all(
+            a[-1] <= b[0] for a, b in zip((v for v in views if v.size), (v for v in views[1:] if v.size)))
+        if ordered:
+            return _KeyIndex(column, tuple(views), tuple(offsets), None)
+        whole = np.concatenate(views) if views else np.empty(0, dtype=np.int64)
+        order = np.argsort(whole, kind="stable")
+        return _KeyIndex(column, (whole[order],), (0,), order)
 
 
-def _searchable(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
-    """Integer / DATE values as a numpy array that orders as Paimon does; None for other types or nulls."""
+def _searchable(values: pa.Array) -> np.ndarray | None:
+    """Integer / DATE values as a numpy array (a view of ``values`` where it can) that orders as Paimon does;
+    None for other types or nulls."""
     t = values.type
     if values.null_count:
         return None
@@ -88,8 +122,6 @@ def _searchable(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
         values = values.cast(pa.int32())
     elif not pa.types.is_integer(t):
         return None
-    if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     return np.asarray(values.to_numpy(zero_copy_only=False))
 
 
@@ -150,16 +182,15 @@ class FileLookupCache:
         if positions.size == 0:
             return []
         names = None if system else list(data_names)
-        # The other key columns of a composite key are matched on the rows taken.
-        return [out for batch in _take(rows, positions, names) if (out := key_filter.apply(batch)).num_rows]
+        # One batch per file (the merge's cost is per batch); the other key columns of a composite key are
+        # matched on the rows taken.
+        found = key_filter.apply(pa.concat_batches(list(_take(rows, positions, names))))
+        return [found] if found.num_rows else []
 
     def _index(self, entry_name: str, rows: pa.Table, column: str) -> _KeyIndex | None:
-        values = _searchable(rows.column(column))
-        if values is None:
+        index = _KeyIndex.of(rows, column)
+        if index is None:
             return None
-        ordered = bool(np.all(values[:-1] <= values[1:])) if values.size > 1 else True
-        order = None if ordered else np.argsort(values, kind="stable")
-        index = _KeyIndex(column, values if order is None else values[order], order)
         with self._lock:
             # Indexes of files the budget evicted go with them (the file is rebuilt, and its index, if asked again).
             for stale in [n for n in self._indexes if n not in self.files]:
@@ -188,11 +219,15 @@ def _take(rows: pa.Table, positions: np.ndarray, names: list[str] | None) -> Ite
         start = stop
 
 
-def entry_name(meta: DataFileMeta, schema_id: int, data_names: Sequence[str]) -> str:
-    """The local file of one data file as read with one schema and columns (the file's own name is unique in
-    the table; its size guards against a file of the same name written by another table at the same path)."""
-    digest = hashlib.sha1("\x00".join(data_names).encode()).hexdigest()[:12]
-    return f"{meta.file_name}-{meta.file_size}-s{schema_id}-{digest}"
+def cache_layout(schema_id: int, data_names: Sequence[str]) -> str:
+    """The rows' layout in a local file: the read schema and the columns read."""
+    return f"s{schema_id}-" + hashlib.sha1("\x00".join(data_names).encode()).hexdigest()[:12]
+
+
+def entry_name(meta: DataFileMeta, layout: str) -> str:
+    """The local file of one data file read in ``layout`` (the file's own name is unique in the table; its size
+    guards against a file of the same name written by another table at the same path)."""
+    return f"{meta.file_name}-{meta.file_size}-{layout}"
 
 
 def _search_column(key_filter: KeyFilter) -> tuple[str, np.ndarray] | None:

@@ -32,7 +32,7 @@ from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_so
 from laketide.format.blob import is_blob_file
 from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.key_filter import KeyFilter
-from laketide.scan.lookup_cache import FileLookupCache, entry_name
+from laketide.scan.lookup_cache import FileLookupCache, cache_layout, entry_name
 from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
@@ -107,6 +107,7 @@ class SplitRead:
         self._index_files: dict[str, bytes] = {}
         # Table.lookup's per-file cache (scan/lookup_cache.py): key-filtered files are searched there when set.
         self.lookup_cache: FileLookupCache | None = None
+        self._cache_layout = cache_layout(read_schema.id, self.data_names)
 
     def _check_blob_columns(self, schema: TableSchema) -> None:
         # Plain BLOB columns of data-evolution append tables are read from their .blob files; anything else would
@@ -336,7 +337,7 @@ class SplitRead:
             bounds[self.merge.spec.key_names[0]] = (lo[0], hi[0])
         rows = None if selection is None else np.frombuffer(selection.to_array(), dtype=np.uint32).astype(np.int64)
         return self.lookup_cache.read(
-            entry_name=entry_name(meta, self.read_schema.id, self.data_names), meta=meta, key_filter=key_filter,
+            entry_name=entry_name(meta, self._cache_layout), meta=meta, key_filter=key_filter,
             key_bounds=bounds, build=lambda: self._file_batches(meta, path, system=True),
             deleted_mask=None if deletion is None else (lambda: self._deleted_mask(deletion, meta.row_count)),
             selection=rows, data_names=self.data_names, system=system,
