@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from laketide.meta.manifest import DataFileMeta
     from laketide.scan.key_filter import KeyFilter
 
-__all__ = ["FileLookupCache", "cache_layout", "entry_name", "lookup_cache_for"]
+__all__ = ["FileLookupCache", "cache_layout", "drop_lookup_caches", "entry_name", "lookup_cache_for"]
 
 # A file is worth caching when the lookup asks at least one key of its range per this many rows: at the default
 # row-group size (2 MiB of Arrow bytes, ~25k rows of a narrow table) nearly every row group is decoded then.
@@ -246,3 +246,12 @@ def _worth_building(wanted: np.ndarray, key_range: tuple[object, object] | None,
         if isinstance(lo, int) and isinstance(hi, int):
             asked = int(np.searchsorted(wanted, hi, side="right") - np.searchsorted(wanted, lo, side="left"))
     return asked * _ROWS_PER_KEY >= row_count
+
+
+def drop_lookup_caches(table_path: str | None = None) -> None:
+    """Remove the local lookup files of the table at ``table_path`` (every table: None) now, not at exit."""
+    with _CACHES_LOCK:
+        keys = [k for k in _CACHES if table_path is None or k[0] == table_path]
+        dropped = [_CACHES.pop(k) for k in keys]
+    for cache in dropped:
+        cache.close()
