@@ -3,18 +3,20 @@
 A data file never changes once written, so the rows of a file a lookup touches (evolved to the read schema, with
 ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND``, in file order: row ``i`` is position ``i``, which deletion vectors mark)
 are kept as a memory-mapped Arrow file (mergetree/lookup_files.py: ``local-temp-dir``, bounded by
-``lookup.cache-max-disk-size``) with the file's key column as a sorted numpy array. A later lookup then costs a
-binary search of its keys per file and a ``take`` of the rows found, instead of decoding the file's row groups.
+``lookup.cache-max-disk-size``); its key column, sorted as key-value files are, is searched in place. A later
+lookup then costs a binary search of its keys per file and a ``take`` of the rows found, instead of decoding
+the file's row groups.
 
 What a file contributes is exactly what the uncached read gives: the rows whose key satisfies the key filter,
 minus deleted positions and outside a file-index selection; they go through the same merge (every merge engine,
 levels, sequence numbers). Which files are read is planned from the latest (or pinned) snapshot at every call,
 so a file compaction removed is never asked again; its local file ages out of the budget.
 
-Only one-column searches of integer / DATE key columns use the index (the first such ``=`` / ``IN`` column of
-the key filter; the rest of a composite key is matched on the rows taken); other keys read as before. A file is
-cached when the lookup asks enough keys of its key range that most of its row groups would be decoded anyway
-(one key per ``_ROWS_PER_KEY`` rows); a point lookup keeps the pruned read until the file is cached.
+Only one-column searches of integer / DATE key columns use the index (the files' leading key column, else the
+first such ``=`` / ``IN`` column of the key filter; the rest of a composite key is matched on the rows taken);
+other keys read as before. A file is cached when the lookup asks enough keys of its key range that most of its
+row groups would be decoded anyway (one key per ``_ROWS_PER_KEY`` rows); a point lookup keeps the pruned read
+until the file is cached.
 
 Paimon: table.query.LocalTableQuery, mergetree.LookupLevels (per-file lookup files built once, cached)
 """
@@ -151,10 +153,10 @@ class FileLookupCache:
         """The rows of one data file whose key satisfies ``key_filter`` (what the uncached read yields), or None
         when this file is not searched through the cache (the caller reads it as before).
 
-        ``key_bounds``: the file's key range per key column it bounds; ``build``: the file's rows in the cached
-        layout (every position, with the system columns); ``deleted_mask``: loads the file's deleted positions;
-        ``selection``: the positions a file index selected; ``system``: keep the system columns."""
-        search = _search_column(key_filter)
+        ``key_bounds``: the file's range of its leading key column (searched first); ``build``: the file's rows
+        in the cached layout (every position, with the system columns); ``deleted_mask``: loads the file's deleted
+        positions; ``selection``: the positions a file index selected; ``system``: keep the system columns."""
+        search = _search_column(key_filter, next(iter(key_bounds), None))
         if search is None:
             return None
         column, wanted = search
@@ -230,9 +232,11 @@ def entry_name(meta: DataFileMeta, layout: str) -> str:
     return f"{meta.file_name}-{meta.file_size}-{layout}"
 
 
-def _search_column(key_filter: KeyFilter) -> tuple[str, np.ndarray] | None:
-    """The first ``=`` / ``IN`` column of the key filter with searchable values, and its distinct values sorted."""
-    for name, values in key_filter.value_sets or ():
+def _search_column(key_filter: KeyFilter, prefer: str | None) -> tuple[str, np.ndarray] | None:
+    """The ``=`` / ``IN`` column of the key filter to search (``prefer``, the files' leading key column, when it
+    is searchable: a partition column in the key is constant in a file), and its distinct values sorted."""
+    sets = sorted(key_filter.value_sets or (), key=lambda s: s[0] != prefer)
+    for name, values in sets:
         wanted = _searchable(values)
         if wanted is not None:
             return name, np.unique(wanted)

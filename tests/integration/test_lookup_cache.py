@@ -289,3 +289,21 @@ def test_another_process_builds_its_own_files_and_removes_them_at_exit(table, tm
     assert out.stdout.strip() == str(sorted((k, v[1]) for (k, _), v in expected.items()))
     assert set(local.glob("laketide-table-lookup-*")) == mine, "the other process's files went with it"
     assert as_dict(table.lookup(keys)) == expected
+
+
+def test_a_partition_column_leading_the_key_is_not_what_is_searched(catalog, tmp_path: Path) -> None:  # noqa: ANN001
+    schema = pa.schema([("dt", pa.int32()), ("id", pa.int64()), ("v", pa.int64())])
+    t = catalog.create_table("db.parted", schema, primary_key=["dt", "id"], partition_keys=["dt"],
+                             options={"bucket": "1", "local-temp-dir": str(tmp_path / "lt")})
+    try:
+        n = 30_000
+        t.write(pa.table({"dt": pa.array([7] * n, pa.int32()), "id": np.arange(n), "v": np.arange(n) * 2},
+                         schema=schema))
+        keys = [(7, i) for i in range(0, n, 250)] + [(8, 1)]
+        for _ in range(2):
+            got = t.lookup(keys)
+            assert sorted(got.column("v").to_pylist()) == [i * 2 for i in range(0, n, 250)]
+        cache = cache_of(t)
+        assert cache.builds == 1 and cache.hits == 1, "120 ids of a 30k-row file: cached, searched by id"
+    finally:
+        drop_lookup_caches(t.path)
