@@ -3,9 +3,9 @@
 A data file never changes once written, so the rows of a file a lookup touches (evolved to the read schema, with
 ``_SEQUENCE_NUMBER`` / ``_VALUE_KIND``, in file order: row ``i`` is position ``i``, which deletion vectors mark)
 are kept as a memory-mapped Arrow file (mergetree/lookup_files.py: ``local-temp-dir``, bounded by
-``lookup.cache-max-disk-size``); its key column, sorted as key-value files are, is searched in place. A later
-lookup then costs a binary search of its keys per file and a ``take`` of the rows found, instead of decoding
-the file's row groups.
+``lookup.cache-max-disk-size``, 1 GiB when not set); its key column, sorted as key-value files are, is searched
+in place. A later lookup then costs a binary search of its keys per file and a ``take`` of the rows found,
+instead of decoding the file's row groups.
 
 What a file contributes is exactly what the uncached read gives: the rows whose key satisfies the key filter,
 minus deleted positions and outside a file-index selection; they go through the same merge (every merge engine,
@@ -44,17 +44,22 @@ __all__ = ["FileLookupCache", "cache_layout", "drop_lookup_caches", "entry_name"
 # row-group size (2 MiB of Arrow bytes, ~25k rows of a narrow table) nearly every row group is decoded then.
 _ROWS_PER_KEY = 4096
 
+# Table.lookup's budget when ``lookup.cache-max-disk-size`` is not set: a lookup is a plain API call (not a lookup
+# join set up on purpose, Java's unbounded default), so a lookup over a large table must not fill the local disk.
+DEFAULT_MAX_DISK_SIZE = 1 << 30
+
 _CACHES: dict[tuple[str, str | None], FileLookupCache] = {}
 _CACHES_LOCK = threading.Lock()
 
 
 def lookup_cache_for(table_path: str, *, local_dir: str | None, max_disk_size: int | None) -> FileLookupCache:
-    """The process's cache for the table at ``table_path`` (one per local directory), its budget updated."""
+    """The process's cache for the table at ``table_path`` (one per local directory), its budget updated
+    (``DEFAULT_MAX_DISK_SIZE`` when ``max_disk_size`` is None)."""
     with _CACHES_LOCK:
         cache = _CACHES.get((table_path, local_dir))
         if cache is None:
             cache = _CACHES[(table_path, local_dir)] = FileLookupCache(local_dir=local_dir)
-    cache.files.max_disk_size = max_disk_size
+    cache.files.max_disk_size = DEFAULT_MAX_DISK_SIZE if max_disk_size is None else max_disk_size
     return cache
 
 

@@ -283,9 +283,9 @@ class Table:
         particular order. The same rows as ``read(where=<key> IN (...))``.
 
         ``cache``: keep the data files a lookup decodes whole as local memory-mapped lookup files with a key
-        index (``local-temp-dir``, bounded by ``lookup.cache-max-disk-size``), so that the next lookups of this
-        process search them instead of decoding them again (Paimon's LocalTableQuery). Files are planned from
-        the latest snapshot at every call: a cached file the table dropped is never used.
+        index (``local-temp-dir``, bounded by ``lookup.cache-max-disk-size``, 1 GiB when unset), so that the
+        next lookups of this process search them instead of decoding them again (Paimon's LocalTableQuery).
+        Files are planned from the latest snapshot at every call: a cached file the table dropped is never used.
         """
         from laketide.table.lookup import lookup
 

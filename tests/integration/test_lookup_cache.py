@@ -307,3 +307,12 @@ def test_a_partition_column_leading_the_key_is_not_what_is_searched(catalog, tmp
         assert cache.builds == 1 and cache.hits == 1, "120 ids of a 30k-row file: cached, searched by id"
     finally:
         drop_lookup_caches(t.path)
+
+
+def test_an_unset_disk_budget_is_bounded(table) -> None:  # noqa: ANN001
+    from laketide.scan.lookup_cache import DEFAULT_MAX_DISK_SIZE
+
+    assert table.store.options.lookup_cache_max_disk_size is None
+    table.write(rows([(1, "p0", "a", 1)]))
+    table.lookup([(1, "p0")])
+    assert cache_of(table).files.max_disk_size == DEFAULT_MAX_DISK_SIZE
