@@ -316,3 +316,20 @@ def test_an_unset_disk_budget_is_bounded(table) -> None:  # noqa: ANN001
     table.write(rows([(1, "p0", "a", 1)]))
     table.lookup([(1, "p0")])
     assert cache_of(table).files.max_disk_size == DEFAULT_MAX_DISK_SIZE
+
+
+@pytest.mark.parametrize("index", ["bitmap", "bloom-filter"])
+def test_tables_with_a_file_index_on_the_key(catalog, index: str) -> None:  # noqa: ANN001
+    t = catalog.create_table("db.fi", SCHEMA, primary_key=KEY, partition_keys=["part"],
+                             options={"bucket": "1", f"file-index.{index}.columns": "k"})
+    try:
+        t.write(rows([(k, "p0", "a", k) for k in range(0, 60)]))
+        t.write(rows([(k, "p0", "b", -k) for k in range(30, 90)]))
+        keys = [(k, "p0") for k in (1, 29, 30, 31, 59, 60, 89, 95)]
+        expected = {(k, "p0"): ("a", k) if k < 30 else ("b", -k) for k, _ in keys if k < 90}
+        for _ in range(2):
+            assert as_dict(t.lookup(keys)) == expected
+            assert sort(t.lookup(keys)).equals(sort(t.lookup(keys, cache=False)))
+        assert cache_of(t).hits > 0
+    finally:
+        drop_lookup_caches(t.path)
