@@ -18,35 +18,11 @@ import laketide
 from laketide.exceptions import InvalidOptionError
 from laketide.schema.changes import AddColumn
 from laketide.scan.lookup_cache import drop_lookup_caches, lookup_cache_for
-
-SCHEMA = pa.schema([("k", pa.int32()), ("part", pa.string()), ("name", pa.string()), ("v", pa.int64())])
-KEY = ["k", "part"]
-LAYOUTS: dict[str, dict[str, str]] = {
-    "deduplicate": {"bucket": "2", "write-buffer-size": "4 kb"},
-    "deletion-vectors": {"bucket": "2", "deletion-vectors.enabled": "true"},
-    "dynamic-bucket": {"bucket": "-1"},
-    "partial-update": {"bucket": "2", "merge-engine": "partial-update"},
-    "aggregation": {"bucket": "2", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum"},
-    "first-row": {"bucket": "2", "merge-engine": "first-row"},
-}
-DICT_ORACLE = {"deduplicate", "deletion-vectors", "dynamic-bucket"}
-
-
-def rows(items: list[tuple]) -> pa.Table:
-    return pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in items], schema=SCHEMA)
+from tests.integration.test_pk_point_reads import DICT_ORACLE, KEY, LAYOUTS, SCHEMA, _op, apply_op, as_dict, rows
 
 
 def sort(table: pa.Table) -> pa.Table:
     return table.sort_by([(n, "ascending") for n in table.column_names])
-
-
-def as_dict(table: pa.Table) -> dict[tuple, tuple]:
-    out = {}
-    for r in table.to_pylist():
-        key = (r["k"], r["part"])
-        assert key not in out, f"duplicate key {key}"
-        out[key] = (r["name"], r["v"])
-    return out
 
 
 def cache_of(t) -> object:  # noqa: ANN001
@@ -54,18 +30,10 @@ def cache_of(t) -> object:  # noqa: ANN001
     return lookup_cache_for(t.path, local_dir=o.local_temp_dir, max_disk_size=o.lookup_cache_max_disk_size)
 
 
-_key = st.tuples(st.integers(0, 40), st.sampled_from(["p0", "p1"]))
-_row = st.tuples(_key, st.one_of(st.none(), st.text(alphabet="abxy", max_size=6)), st.integers(-5, 5))
-_op = st.one_of(
-    st.tuples(st.just("upsert"), st.lists(_row, min_size=1, max_size=20)),
-    st.tuples(st.just("delete"), st.lists(_row, min_size=1, max_size=5)),
-    st.tuples(st.just("compact"), st.booleans()),
-)
-
-
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ops=st.lists(_op, min_size=1, max_size=6), keys=st.lists(_key, max_size=40))
+@given(ops=st.lists(_op, min_size=1, max_size=6),
+       keys=st.lists(st.tuples(st.integers(0, 40), st.sampled_from(["p0", "p1"])), max_size=40))
 def test_warm_lookups_between_changes_equal_uncached_and_oracle(tmp_path_factory, layout, ops, keys) -> None:  # noqa: ANN001
     root = tmp_path_factory.mktemp("wh")
     cat = laketide.load_catalog(warehouse=str(root / "wh"))
@@ -76,23 +44,7 @@ def test_warm_lookups_between_changes_equal_uncached_and_oracle(tmp_path_factory
     asked = keys + [(99, "p0"), (3, "p9")]  # absent keys, and duplicates from the strategy
     try:
         for kind, payload in ops:
-            if kind == "compact":
-                t.compact(full=payload)
-            else:
-                items = [(k, part, name, v) for (k, part), name, v in payload]
-                if kind == "delete":
-                    if layout not in DICT_ORACLE:
-                        continue
-                    w = t.new_write()
-                    w.delete(rows(items))
-                    t.commit(w.prepare_commit())
-                else:
-                    t.write(rows(items))
-                for k, part, name, v in items:
-                    if kind == "upsert":
-                        oracle[(k, part)] = (name, v)
-                    else:
-                        oracle.pop((k, part), None)
+            apply_op(t, layout, kind, payload, oracle)
             # A lookup after every change: the cache is warm from the previous one.
             got = t.lookup(asked)
             assert sort(got).equals(sort(t.lookup(asked, cache=False)))
