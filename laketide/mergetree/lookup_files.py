@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 import pyarrow as pa
 
-from laketide.exceptions import InvalidOptionError
+from laketide.exceptions import FileIOError, InvalidOptionError
 
 __all__ = ["LocalLookupFiles"]
 
@@ -101,9 +101,12 @@ class LocalLookupFiles:
                 finally:
                     if writer is not None:
                         writer.close()
-        except BaseException:
+        except BaseException as e:
             if os.path.exists(tmp):
                 os.remove(tmp)
+            if isinstance(e, OSError):  # a full or read-only local disk: say which directory
+                raise FileIOError(f"Cannot write the lookup file {path} (local-temp-dir {self.local_dir!r}): {e}") \
+                    from e
             raise
         if writer is None:
             os.remove(tmp)

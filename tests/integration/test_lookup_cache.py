@@ -285,3 +285,23 @@ def test_tables_with_a_file_index_on_the_key(catalog, index: str) -> None:  # no
         assert cache_of(t).hits > 0
     finally:
         drop_lookup_caches(t.path)
+
+
+def test_a_local_dir_that_turns_unwritable_is_a_typed_error(table) -> None:  # noqa: ANN001
+    import shutil
+
+    from laketide.exceptions import FileIOError
+
+    table.write(rows([(1, "p0", "a", 1)]))
+    table.lookup([(1, "p1")])  # creates the cache's directory, builds nothing (no such key in the file range)
+    root = Path(cache_of(table).files._root())
+    shutil.rmtree(root)
+    root.write_text("something else took the path")  # even root cannot write a file under a file
+    try:
+        with pytest.raises(FileIOError, match="local-temp-dir"):
+            table.lookup([(1, "p0")])
+    finally:
+        root.unlink()
+        root.mkdir()
+    assert as_dict(table.lookup([(1, "p0")])) == {(1, "p0"): ("a", 1)}
+    assert not [p for p in root.iterdir() if p.name.endswith(".tmp")], "no temporary file left behind"
