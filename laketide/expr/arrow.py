@@ -152,6 +152,8 @@ def _bind(p: Predicate, field_types: Mapping[str, pa.DataType]) -> Predicate:
         t = field_types[p.field]
         if p.op in (Op.STARTS_WITH, Op.ENDS_WITH, Op.CONTAINS) and not _is_stringlike(t):
             raise PredicateError(f"{p.op.name} needs a string column; {p.field!r} is {t}")
+        if pa.types.is_integer(t) and all(type(v) is int for v in p.literals):
+            return p  # ints stand for themselves in an integer column (a lookup's IN of many keys: no per-value work)
         lits = tuple(coerce_literal(v, t, field=p.field) for v in p.literals)
         return p if lits == p.literals and _same_types(lits, p.literals) else Leaf(p.op, p.field, lits)
     if isinstance(p, And):
@@ -228,6 +230,8 @@ def _typed(values: list[object], t: pa.DataType | None) -> pa.Array | None:
         arr = pa.array(values, type=t)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
         return None
+    if pa.types.is_integer(t) and all(type(v) is int for v in values):
+        return arr  # an int that converted is exact (out of range raises above)
     back = arr.to_pylist()
     if any(type(a) is not type(b) or a != b for a, b in zip(back, values, strict=True)):
         return None

@@ -8,7 +8,7 @@ reads each data file from the table's file system once) and are dropped with the
 
 They go to ``local-temp-dir`` (default: the system temp dir); ``lookup.cache-max-disk-size`` bounds the disk
 they take: beyond it the least recently used are removed, and rebuilt from their data file when a lookup needs
-them again (as Java's lookup file cache evicts). The bound counts per bucket writer.
+them again (as Java's lookup file cache evicts). The bound counts per bucket writer (mergetree/lookup_files.py).
 
 A lookup is one hash join per file of the probe keys against the file's keys (floating keys compared through
 their Java order rank, so -0.0 / NaN match as Java's comparator does), level by level from the lowest: a key
@@ -19,21 +19,16 @@ Paimon: mergetree.LookupLevels (with PositionedKeyValueProcessor), lookup.Lookup
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from laketide.exceptions import InvalidOptionError
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.key_order import order_column, py_key
 from laketide.mergetree.levels import Levels
+from laketide.mergetree.lookup_files import LocalLookupFiles
 from laketide.mergetree.merge import key_order
 
 __all__ = ["LookupLevels", "LookupResult"]
@@ -65,84 +60,30 @@ class LookupLevels:
         self.levels = levels
         self.key_names = list(key_names)
         self.read_file = read_file
-        self._local_dir = local_dir
-        self._max_disk_size = max_disk_size
-        self._dir: str | None = None
-        # data file name -> its local lookup file, least recently used first
-        self._files: OrderedDict[str, str] = OrderedDict()
-        self._sizes: dict[str, int] = {}
-        self._finalizer: weakref.finalize[[str, bool], LookupLevels] | None = None
-        self.evictions = 0  # lookup files dropped to stay within max_disk_size
+        self._files = LocalLookupFiles(local_dir=local_dir, max_disk_size=max_disk_size)
 
     @property
     def disk_size(self) -> int:
         """Bytes the local lookup files take now."""
-        return sum(self._sizes.values())
+        return self._files.disk_size
 
-    # -- local files -------------------------------------------------------------------------------------------
-    def _root(self) -> str:
-        if self._dir is None:
-            try:
-                if self._local_dir is not None:
-                    os.makedirs(self._local_dir, exist_ok=True)
-                self._dir = tempfile.mkdtemp(prefix="laketide-lookup-", dir=self._local_dir)
-            except OSError as e:
-                raise InvalidOptionError(
-                    f"local-temp-dir {self._local_dir!r}: cannot create lookup files there: {e}"
-                ) from e
-            self._finalizer = weakref.finalize(self, shutil.rmtree, self._dir, True)
-        return self._dir
-
-    def _evict_beyond_budget(self, keep: str) -> None:
-        if self._max_disk_size is None:
-            return
-        while self.disk_size > self._max_disk_size and len(self._files) > 1:
-            oldest = next(iter(self._files))
-            if oldest == keep:
-                break
-            self.forget(oldest)
-            self.evictions += 1
+    @property
+    def evictions(self) -> int:
+        """Lookup files dropped to stay within max_disk_size."""
+        return self._files.evictions
 
     def _local(self, f: DataFileMeta) -> pa.Table:
-        path = self._files.get(f.file_name)
-        if path is not None:
-            self._files.move_to_end(f.file_name)
-        else:
-            path = os.path.join(self._root(), f"{f.file_name}.arrow")
-            tmp = path + ".tmp"
-            writer: pa.ipc.RecordBatchFileWriter | None = None
-            with pa.OSFile(tmp, "wb") as sink:
-                try:
-                    for part in self.read_file(f, _READ_BATCH_ROWS):
-                        if writer is None:
-                            writer = pa.ipc.new_file(sink, part.schema)
-                        writer.write_table(part)
-                finally:
-                    if writer is not None:
-                        writer.close()
-            if writer is None:
-                os.remove(tmp)
-                return pa.table({})
-            os.replace(tmp, path)
-            self._files[f.file_name] = path
-            self._sizes[f.file_name] = os.path.getsize(path)
-            self._evict_beyond_budget(keep=f.file_name)
-        # The mapped buffers keep the mapping alive after the file object is gone.
-        return pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
+        local = self._files.get(f.file_name)
+        if local is None:
+            local = self._files.put(f.file_name, self.read_file(f, _READ_BATCH_ROWS))
+        return local
 
     def forget(self, file_name: str) -> None:
         """The file left the bucket: drop its lookup file."""
-        path = self._files.pop(file_name, None)
-        self._sizes.pop(file_name, None)
-        if path is not None and os.path.exists(path):
-            os.remove(path)
+        self._files.forget(file_name)
 
     def close(self) -> None:
-        if self._finalizer is not None:
-            self._finalizer()
-        self._files.clear()
-        self._sizes.clear()
-        self._dir = None
+        self._files.close()
 
     # -- lookups -----------------------------------------------------------------------------------------------
     def _join_keys(self, table: pa.Table) -> pa.Table:

@@ -32,6 +32,7 @@ from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_so
 from laketide.format.blob import is_blob_file
 from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.key_filter import KeyFilter
+from laketide.scan.lookup_cache import FileLookupCache, cache_layout, entry_name
 from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
@@ -104,6 +105,9 @@ class SplitRead:
         self.batch_size = batch_size
         self.time_zone = read_schema.core_options.local_time_zone
         self._index_files: dict[str, bytes] = {}
+        # Table.lookup's per-file cache (scan/lookup_cache.py): key-filtered files are searched there when set.
+        self.lookup_cache: FileLookupCache | None = None
+        self._cache_layout = cache_layout(read_schema.id, self.data_names)
 
     def _check_blob_columns(self, schema: TableSchema) -> None:
         # Plain BLOB columns of data-evolution append tables are read from their .blob files; anything else would
@@ -248,6 +252,12 @@ class SplitRead:
         batch_size: int | None = None, selection: FrozenBitMap | None = None, key_filter: KeyFilter | None = None,
         names: Sequence[str] | None = None, tracking: Sequence[str] | None = None,
     ) -> Iterator[pa.RecordBatch]:
+        if self.lookup_cache is not None and key_filter is not None and names is None and not self.tracking_names:
+            cached = self._cached_file(meta, path, system=system, deletion=deletion, selection=selection,
+                                       key_filter=key_filter)
+            if cached is not None:
+                yield from cached
+                return
         # ``names``: a subset of the data columns (a data-evolution file holding some of them); default all.
         data_names = self.data_names if names is None else list(names)
         if tracking is None:
@@ -314,6 +324,24 @@ class SplitRead:
             raise
         except OSError as e:
             raise FileIOError(f"Cannot read data file {path}: {e}") from e
+
+    def _cached_file(
+        self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None,
+        selection: FrozenBitMap | None, key_filter: KeyFilter,
+    ) -> list[pa.RecordBatch] | None:
+        """The key-filtered rows of one file through the lookup cache, None when it does not search this file."""
+        assert self.lookup_cache is not None
+        bounds: dict[str, tuple[object, object]] = {}
+        if self.merge is not None and self.key_types:
+            lo, hi = self._key_range(meta)
+            bounds[self.merge.spec.key_names[0]] = (lo[0], hi[0])
+        rows = None if selection is None else np.frombuffer(selection.to_array(), dtype=np.uint32).astype(np.int64)
+        return self.lookup_cache.read(
+            entry_name=entry_name(meta, self._cache_layout), meta=meta, key_filter=key_filter,
+            key_bounds=bounds, build=lambda: self._file_batches(meta, path, system=True),
+            deleted_mask=None if deletion is None else (lambda: self._deleted_mask(deletion, meta.row_count)),
+            selection=rows, data_names=self.data_names, system=system,
+        )
 
     def _deleted_mask(self, deletion: DeletionFile, num_rows: int) -> pa.Array:
         from laketide.index.deletion_vectors import read_dv

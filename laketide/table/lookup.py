@@ -6,6 +6,12 @@ groups by their ``_KEY_`` statistics, rows filtered before the merge; the merge 
 deletion vectors, levels and sequence numbers as any read does. A composite key is then matched exactly with a
 semi-join on all key columns. Same rows as ``t.read(where=<the keys>)``, by construction.
 
+With ``cache`` (the default), a data file most of whose row groups the keys reach is decoded once into a local,
+memory-mapped lookup file with a sorted key index (scan/lookup_cache.py: ``local-temp-dir``,
+``lookup.cache-max-disk-size``); later lookups in this process binary-search it instead of decoding the file
+again. Files are still planned from the latest snapshot at every call, so the cache never answers for a file
+the table no longer has.
+
 Paimon: table.query.LocalTableQuery (lookup joins)
 """
 
@@ -19,6 +25,7 @@ import pyarrow.compute as pc
 
 from laketide.exceptions import SchemaError, UnsupportedFeatureError
 from laketide.expr import Leaf, Op, and_
+from laketide.scan.lookup_cache import lookup_cache_for
 from laketide.types import to_arrow_schema, without_field_ids
 
 if TYPE_CHECKING:
@@ -29,7 +36,7 @@ __all__ = ["KeyBatch", "lookup"]
 KeyBatch: TypeAlias = pa.Table | pa.RecordBatch | Mapping[str, Sequence[object]] | Sequence[object]
 
 
-def lookup(table: Table, keys: KeyBatch, *, columns: Sequence[str] | None = None) -> pa.Table:
+def lookup(table: Table, keys: KeyBatch, *, columns: Sequence[str] | None = None, cache: bool = True) -> pa.Table:
     key_names = list(table.schema.primary_keys)
     if not key_names:
         raise UnsupportedFeatureError(f"Table {table.name} has no primary key: lookup() needs one")
@@ -44,7 +51,12 @@ def lookup(table: Table, keys: KeyBatch, *, columns: Sequence[str] | None = None
         return out_schema.empty_table()
     predicate = and_(*(Leaf(Op.IN, k, tuple(pc.unique(wanted.column(k)).to_pylist())) for k in key_names))
     read_names = out_names + [k for k in key_names if k not in out_names]
-    found = table.scan(columns=read_names, where=predicate).to_arrow()
+    scan = table.scan(columns=read_names, where=predicate)
+    if cache:
+        options = table.store.options
+        scan.reader.lookup_cache = lookup_cache_for(table.path, local_dir=options.local_temp_dir,
+                                                    max_disk_size=options.lookup_cache_max_disk_size)
+    found = scan.to_arrow()
     if len(key_names) > 1 and found.num_rows:
         # Per-column IN admits (k1 of one key, k2 of another): keep only the keys asked for.
         found = found.join(wanted, keys=key_names, join_type="left semi")

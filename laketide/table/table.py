@@ -273,7 +273,7 @@ class Table:
         return self.scan(columns=columns, where=where, snapshot_id=snapshot_id, tag=tag,
                          timestamp_ms=timestamp_ms, read_optimized=read_optimized).to_arrow()
 
-    def lookup(self, keys: KeyBatch, *, columns: Sequence[str] | None = None) -> pa.Table:
+    def lookup(self, keys: KeyBatch, *, columns: Sequence[str] | None = None, cache: bool = True) -> pa.Table:
         """The latest merged rows of the primary keys in ``keys``; keys that do not exist (or were deleted) are absent.
 
         ``keys``: a pyarrow Table / RecordBatch or a dict with the primary key columns (partition columns
@@ -281,10 +281,15 @@ class Table:
         a one-column key). Duplicates count once; a key with a null finds nothing. Only the buckets, files and
         row groups that may hold one of the keys are read (Paimon's local table query); rows come in no
         particular order. The same rows as ``read(where=<key> IN (...))``.
+
+        ``cache``: keep the data files a lookup decodes whole as local memory-mapped lookup files with a key
+        index (``local-temp-dir``, bounded by ``lookup.cache-max-disk-size``, 1 GiB when unset), so that the
+        next lookups of this process search them instead of decoding them again (Paimon's LocalTableQuery).
+        Files are planned from the latest snapshot at every call: a cached file the table dropped is never used.
         """
         from laketide.table.lookup import lookup
 
-        return lookup(self, keys, columns=columns)
+        return lookup(self, keys, columns=columns, cache=cache)
 
     def incremental_scan(self) -> IncrementalScan:
         """Plans and reads the changes between snapshots (what a streaming read consumes)."""

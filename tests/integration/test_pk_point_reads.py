@@ -60,6 +60,27 @@ _op = st.one_of(
 )
 
 
+def apply_op(t, layout: str, kind: str, payload, oracle: dict[tuple, tuple]) -> None:  # noqa: ANN001
+    """One generated change (upsert / delete / compact) on ``t`` and on the dict oracle."""
+    if kind == "compact":
+        t.compact(full=payload)
+        return
+    items = [(k, part, name, v) for (k, part), name, v in payload]
+    if kind == "delete":
+        if layout not in DICT_ORACLE:
+            return  # these engines do not keep deletes as a dict would
+        w = t.new_write()
+        w.delete(rows(items))
+        t.commit(w.prepare_commit())
+    else:
+        t.write(rows(items))
+    for k, part, name, v in items:
+        if kind == "upsert":
+            oracle[(k, part)] = (name, v)
+        else:
+            oracle.pop((k, part), None)
+
+
 def _table(tmp_path_factory, layout: str):  # noqa: ANN001, ANN202
     cat = laketide.load_catalog(warehouse=str(tmp_path_factory.mktemp("wh")))
     cat.create_database("db")
@@ -74,23 +95,7 @@ def test_lookup_and_key_reads_equal_oracle(tmp_path_factory, layout: str, ops, b
     t = _table(tmp_path_factory, layout)
     oracle: dict[tuple, tuple] = {}
     for kind, payload in ops:
-        if kind == "compact":
-            t.compact(full=payload)
-            continue
-        items = [(k, part, name, v) for (k, part), name, v in payload]
-        if kind == "delete":
-            if layout not in DICT_ORACLE:
-                continue  # these engines do not keep deletes as a dict would
-            w = t.new_write()
-            w.delete(rows(items))
-            t.commit(w.prepare_commit())
-        else:
-            t.write(rows(items))
-        for k, part, name, v in items:
-            if kind == "upsert":
-                oracle[(k, part)] = (name, v)
-            else:
-                oracle.pop((k, part), None)
+        apply_op(t, layout, kind, payload, oracle)
     full = t.read()
     if layout in DICT_ORACLE:
         assert as_dict(full) == oracle
