@@ -242,7 +242,9 @@ class CrossPartitionAssigner:
 
     def partitions_in(self, rows: pa.Table) -> set[bytes]:
         """The partitions (BinaryRow bytes) the rows name."""
-        return {self.partitions[i] for i in np.unique(self._row_partitions(rows)).tolist()}
+        keys = list(self.schema.partition_keys)
+        distinct = rows.select(keys).group_by(keys, use_threads=False).aggregate([])
+        return {self.partitions[self.partition_id(tuple(r[k] for k in keys))] for r in distinct.to_pylist()}
 
     def learn(self, rows: pa.Table, partitions: Sequence[bytes]) -> pa.Table:
         """Take the key locations rows carry (``OLD_PARTITION``, an index into ``partitions``, and

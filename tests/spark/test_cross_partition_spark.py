@@ -242,3 +242,21 @@ def test_composite_string_key(spark, cat, wh: str) -> None:
     expected = {(i, n): ("a", v) for i, n, _, v in first} | {(i, n): ("b", v) for i, n, _, v in second}
     got = {(r["id"], r["name"]): (r["dt"], r["v"]) for r in cat.table("db.c").read().to_pylist()}
     assert got == expected
+
+
+def test_pypaimon_reads_what_the_assigners_routed(spark, cat, wh: str, pypaimon) -> None:
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"dynamic-bucket.target-row-num": "10", "rowkind.field": "op"})
+    rnd = random.Random(11)
+    oracle: dict[int, tuple] = {}
+    for _ in range(3):  # moves between partitions, deletes, buckets filled to the target
+        rows = [(rnd.randint(0, 50), rnd.choice("abc"), rnd.randint(0, 99), "-D" if rnd.random() < 0.1 else "+I")
+                for _ in range(60)]
+        for k, dt, v, op in rows:
+            if op == "+I":
+                oracle[k] = (dt, v)
+            else:
+                oracle.pop(k, None)
+        lts.write(_df(spark, rows), "db.x", warehouse=wh)
+    theirs = {r["id"]: (r["dt"], r["v"]) for r in pypaimon.read(wh, "db.x").to_pylist()}
+    assert theirs == oracle == _state(cat.table("db.x"))
