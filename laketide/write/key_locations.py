@@ -17,9 +17,11 @@ Paimon: crosspartition.IndexBootstrap (the keys read), GlobalIndexAssigner (the 
 
 from __future__ import annotations
 
+import datetime as _dt
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,11 +40,16 @@ if TYPE_CHECKING:
 __all__ = ["KeyLocations", "exact_key_count", "key_set_filter"]
 
 
+# Python kinds whose order is Arrow's sort order and that compare with each other without surprises (no NaN, no
+# naive-vs-aware datetimes)
+_ORDERED = (int, str, bytes, _dt.date, Decimal)
+
+
 class _SortedKeys(StatsTest):
     """``k IN (values)`` per key column against row-group statistics by binary search over values sorted once
     (the values come as Arrow arrays: no Python predicate of 100k literals is built)."""
 
-    def __init__(self, values: Mapping[str, list[Any]]) -> None:  # noqa: D107  (StatsTest's state is unused)
+    def __init__(self, values: Mapping[str, list[Any]]) -> None:  # StatsTest's own state is not used
         self.values = values
 
     def may_match(self, stats: Mapping[str, Any], row_count: int) -> bool:
@@ -50,8 +57,8 @@ class _SortedKeys(StatsTest):
             s = stats.get(name)
             if not values:
                 return False
-            if s is None or s.min is None or s.max is None or type(s.min) is not type(values[0]) \
-                    or type(s.max) is not type(values[0]):
+            kind = type(values[0])
+            if kind not in _ORDERED or s is None or type(s.min) is not kind or type(s.max) is not kind:
                 continue  # nothing to compare with exactly: the row group may match
             i = bisect_left(values, s.min)
             if i == len(values) or values[i] > s.max:

@@ -6,6 +6,7 @@ lives and how many live keys a bucket holds, on tables whose buckets have overla
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 import uuid
 
@@ -19,6 +20,9 @@ from laketide.write.key_locations import KeyLocations, exact_key_count
 KEYS = {
     "int": ([pa.field("id", pa.int64(), nullable=False)], lambda r: r.randint(0, 60)),
     "string": ([pa.field("id", pa.string(), nullable=False)], lambda r: f"k/{r.randint(0, 60)}.."),
+    # timestamps: row groups are not pruned by binary search (naive vs aware values), rows still filtered exactly
+    "timestamp": ([pa.field("id", pa.timestamp("us"), nullable=False)],
+                  lambda r: dt.datetime(2026, 1, 1) + dt.timedelta(seconds=r.randint(0, 60))),
     # (id, name) pairs share ids across names: a per-column IN admits pairs that are not keys
     "composite": ([pa.field("id", pa.int32(), nullable=False), pa.field("name", pa.string(), nullable=False)],
                   lambda r: (r.randint(0, 12), r.choice("xyzw"))),
@@ -32,9 +36,9 @@ def _schema(kind: str) -> pa.Schema:
 
 def _rows(kind: str, schema: pa.Schema, items: list[tuple]) -> pa.Table:
     out = []
-    for key, dt, v, op in items:
+    for key, part, v, op in items:
         key = key if isinstance(key, tuple) else (key,)
-        out.append(dict(zip(schema.names, (*key, dt, v, op))))
+        out.append(dict(zip(schema.names, (*key, part, v, op))))
     return pa.Table.from_pylist(out, schema=schema)
 
 
