@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -227,11 +227,24 @@ class CrossPartitionAssigner:
         out = cls(schema=schema, target_row_num=options.dynamic_bucket_target_row_num,
                   num_assigners=num_assigners, assign_id=assign_id,
                   index_ttl_ms=options.cross_partition_upsert_index_ttl)
-        codec = PartitionCodec(list(schema.partition_keys), out._part_types())
-        for (part, bucket), n in counts.items():
-            pid = out.partition_id(tuple(codec.values(part)))
-            out.counts.setdefault(pid, {})[bucket] = n
+        out.add_counts(counts.items())
         return out
+
+    def add_counts(self, counts: Iterable[tuple[tuple[bytes, int], int]]) -> None:
+        """Set the live keys of more (partition, bucket)s (a Spark assigner loads them as partitions come up)."""
+        codec = PartitionCodec(list(self.schema.partition_keys), self._part_types())
+        for (part, bucket), n in counts:
+            self.counts.setdefault(self.partition_id(tuple(codec.values(part))), {})[bucket] = n
+
+    def owns_bucket(self, bucket: int) -> bool:
+        """Whether this assigner gives new keys ``bucket`` (each assigner fills buckets of its own)."""
+        return bucket % self.num_assigners == self.assign_id
+
+    def partitions_in(self, rows: pa.Table) -> set[bytes]:
+        """The partitions (BinaryRow bytes) the rows name."""
+        keys = list(self.schema.partition_keys)
+        distinct = rows.select(keys).group_by(keys, use_threads=False).aggregate([])
+        return {self.partitions[self.partition_id(tuple(r[k] for k in keys))] for r in distinct.to_pylist()}
 
     def learn(self, rows: pa.Table, partitions: Sequence[bytes]) -> pa.Table:
         """Take the key locations rows carry (``OLD_PARTITION``, an index into ``partitions``, and
