@@ -14,6 +14,7 @@ Cost: each part is one more level-0 file (a sorted run for the compaction trigge
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -32,10 +33,29 @@ def parts_for(run: pa.Table, *, cores: int | None = None) -> int:
     return int(max(1, min(cores, run.nbytes // MIN_PART_BYTES, run.num_rows)))
 
 
+# Runs being written right now in this process: the cores are shared between them (buckets that flush in parallel
+# already use the cores; a bucket flushing alone gets them all).
+_active = 0
+_active_lock = threading.Lock()
+
+
 def write_sorted_run(writer: RollingFileWriter, run: pa.Table, *, parts: int | None = None) -> None:
     """Write ``run`` (sorted by key, one row per key) through ``writer`` and close its files; large runs as
-    ``parts`` key-disjoint files encoded in parallel. The files end in ``writer.written`` in key order."""
-    n = parts if parts is not None else parts_for(run)
+    ``parts`` key-disjoint files encoded in parallel (default: the cores not busy with other runs). The files
+    end in ``writer.written`` in key order."""
+    global _active
+    with _active_lock:
+        _active += 1
+        busy = _active
+    try:
+        n = parts if parts is not None else parts_for(run, cores=max(1, (os.cpu_count() or 1) // busy))
+        _write(writer, run, n)
+    finally:
+        with _active_lock:
+            _active -= 1
+
+
+def _write(writer: RollingFileWriter, run: pa.Table, n: int) -> None:
     # External paths hand out roots in turn from one provider: those writes stay on one thread.
     if n <= 1 or writer.external_paths is not None:
         writer.write(run)

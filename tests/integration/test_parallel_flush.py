@@ -99,3 +99,11 @@ def test_a_failing_part_leaves_no_files(catalog, monkeypatch: pytest.MonkeyPatch
     assert table.snapshot_manager.latest_snapshot() is None
     table.write(_rows(range(4000), "a"))  # the same write again, once the disk has room
     assert table.read().num_rows == 4000
+
+
+def test_parts_follow_size_and_free_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # the real part size
+    run = pa.table({"x": pa.array(range(9 * 1024 * 1024), pa.int64())})  # 72 MiB: two 32 MiB parts at most
+    assert parallel_run.parts_for(run, cores=1) == 1
+    assert parallel_run.parts_for(run, cores=8) == 2
+    assert parallel_run.parts_for(run.slice(0, 1000), cores=8) == 1  # small runs stay one file
