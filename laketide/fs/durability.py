@@ -18,8 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 __all__ = ["start_writeback", "sync_new_files"]
 
 _SYNC_FILE_RANGE_WRITE = 2
-# Parallel syncs let the device merge the flushes of many small files (manifests, many buckets).
+# Parallel syncs let the device merge the flushes of many files (many buckets, a compaction's outputs); for the
+# few files of a usual commit, starting threads costs more (on a loaded machine) than syncing them in turn.
 _SYNC_THREADS = 4
+_THREADS_FROM_FILES = 16
 
 
 def _load_sync_file_range() -> Callable[[int, int, int], None] | None:
@@ -93,8 +95,9 @@ def sync_new_files(paths: Sequence[str]) -> None:
     files = list(dict.fromkeys(paths))
     if not files:
         return
-    if len(files) == 1:
-        _sync_file(files[0])
+    if len(files) < _THREADS_FROM_FILES:
+        for f in files:
+            _sync_file(f)
     else:
         with ThreadPoolExecutor(min(_SYNC_THREADS, len(files)), thread_name_prefix="laketide-sync") as pool:
             list(pool.map(_sync_file, files))
