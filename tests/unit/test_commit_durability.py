@@ -127,3 +127,14 @@ def test_large_outputs_start_writeback_as_they_go(tmp_path: Path, monkeypatch: p
     assert started[-1] == (2 * step, 0)  # the tail, at close
     with pytest.raises(FileIOError):
         local.LocalFileIO().open_output(str(path))  # still exclusive
+
+
+def test_make_durable_of_many_files_syncs_each_once(tmp_path: Path, events) -> None:  # noqa: ANN001
+    files = [tmp_path / f"bucket-{i % 3}" / f"f{i}" for i in range(40)]  # past the threshold for parallel syncs
+    for p in files:
+        p.parent.mkdir(exist_ok=True)
+        p.write_bytes(b"x" * i if (i := int(p.name[1:])) else b"")
+    local.LocalFileIO().make_durable([str(p) for p in files])
+    assert sorted(p for op, p in events if op == "datasync") == sorted(os.path.realpath(p) for p in files)
+    assert sorted(p for op, p in events if op == "fsync") == sorted(
+        os.path.realpath(d) for d in {*(p.parent for p in files), tmp_path})
