@@ -16,7 +16,7 @@ import os
 import random
 import signal
 import threading
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from laketide.exceptions import InjectedFaultError
@@ -96,6 +96,9 @@ class _Wrapper(FileIO):
     def open_output(self, path: str, *, overwrite: bool = False) -> BinaryIO:
         stream = self._run("create", path, lambda: self.inner.open_output(path, overwrite=overwrite), mutating=True)
         return _Stream(stream, self, path)  # type: ignore[return-value]
+
+    def make_durable(self, paths: Sequence[str]) -> None:
+        self.inner.make_durable(paths)
 
     def pyarrow_filesystem(self) -> pyarrow.fs.FileSystem | None:
         # Native reads would bypass the wrapper: every byte goes through open_input instead.

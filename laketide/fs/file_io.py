@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO
@@ -166,6 +166,15 @@ class FileIO(ABC):
             return data.decode("utf-8")
         except UnicodeDecodeError as e:
             raise _with_path(FileIOError(f"Cannot read '{path}' as UTF-8 text: {e}"), path) from e
+
+    def write_hint(self, path: str, data: bytes) -> None:
+        """Replace an advisory file that readers verify and may ignore (LATEST / EARLIEST): readers never see a
+        mix of old and new bytes, but it need not survive a power loss (Paimon: hints fall back to listing)."""
+        self.write_bytes(path, data, overwrite=True)
+
+    def make_durable(self, paths: Sequence[str]) -> None:  # noqa: B027 - deliberately a no-op by default
+        """Make files written earlier (their bytes and their names) survive a power loss: a commit calls it
+        before publishing the snapshot that references them. Object stores: durable once written (nothing to do)."""
 
     def delete_quietly(self, path: str) -> None:
         """Best-effort delete for cleanup paths (orphan files after a failed commit)."""

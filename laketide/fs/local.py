@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import errno
 import functools
+import io
 import os
 import shutil
-from typing import TYPE_CHECKING, BinaryIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from laketide.exceptions import FileIOError, NotFoundError
+from laketide.fs.durability import start_writeback, sync_new_files
 from laketide.fs.file_io import FileIO, FileStatus, join_path, temp_sibling, translate_errors
 
 if TYPE_CHECKING:
@@ -68,6 +71,26 @@ class LocalFileIO(FileIO):
                 return _link_no_replace(tmp, local, path)
             finally:
                 _unlink_missing_ok(tmp)
+
+    def write_hint(self, path: str, data: bytes) -> None:
+        local = to_local_path(path)
+        with translate_errors("write", path):
+            _make_dirs(os.path.dirname(local) or ".", path)
+            # Replaced atomically for readers that run now; not synced: after a power loss a reader that finds
+            # it stale or empty lists instead.
+            tmp = temp_sibling(local)
+            try:
+                with open(tmp, "xb") as f:
+                    f.write(data)
+                os.replace(tmp, local)
+            finally:
+                _unlink_missing_ok(tmp)
+
+    def make_durable(self, paths: Sequence[str]) -> None:
+        if not paths:
+            return
+        with translate_errors("sync", paths[0]):
+            sync_new_files([to_local_path(p) for p in paths])
 
     def exists(self, path: str) -> bool:
         with translate_errors("check", path):
@@ -154,7 +177,7 @@ class LocalFileIO(FileIO):
         local = to_local_path(path)
         with translate_errors("create", path):
             _make_dirs(os.path.dirname(local) or ".", path)
-            return open(local, "wb" if overwrite else "xb")
+            return io.BufferedWriter(_WritebackFile(local, "w" if overwrite else "x"))
 
     def pyarrow_filesystem(self) -> pyarrow.fs.FileSystem:
         import pyarrow.fs
@@ -196,6 +219,34 @@ def _make_dirs(local_dir: str, shown: str) -> None:
     except FileExistsError as e:
         # makedirs says "exists" when a file sits where a directory must go: that is no "already exists".
         raise FileIOError(f"Cannot create '{shown}': {local_dir} is a file, not a directory") from e
+
+
+# Written bytes after which the kernel is asked to start writing them back (see fs/durability.py).
+_WRITEBACK_BYTES = 8 * 1024 * 1024
+
+
+class _WritebackFile(io.FileIO):
+    """A file being written that starts the kernel's writeback every few MiB, so that the fdatasync a commit
+    does before publishing (``make_durable``) finds little left to write."""
+
+    def __init__(self, path: str, mode: str) -> None:
+        super().__init__(path, mode)
+        self._written = 0
+        self._started = 0  # bytes whose writeback was started
+
+    def write(self, data: Any) -> int:
+        n = super().write(data) or 0
+        self._written += n
+        if self._written - self._started >= _WRITEBACK_BYTES:
+            start_writeback(self.fileno(), self._started, self._written - self._started)
+            self._started = self._written
+        return n
+
+    def close(self) -> None:
+        if not self.closed and self._written > self._started:
+            start_writeback(self.fileno(), self._started, 0)
+            self._started = self._written
+        super().close()
 
 
 def _write_synced(path: str, data: bytes) -> None:

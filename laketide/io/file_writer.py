@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import pyarrow as pa
 
@@ -158,6 +158,22 @@ class RollingFileWriter:
             self._stats = part if self._stats is None else merge_stats(self._stats, part)
             if self._writer.bytes_written() >= self.target_file_size:  # type: ignore[attr-defined]
                 self._close_current()
+
+    def sibling(self) -> RollingFileWriter:
+        """A fresh writer with this one's settings (same bucket, format, layouts), no file open, nothing written:
+        it writes files of its own that :meth:`adopt` hands back to this writer."""
+        settings = {f.name: getattr(self, f.name) for f in fields(self)
+                    if not f.name.startswith("_") and f.name not in ("written", "written_paths")}
+        return RollingFileWriter(**settings)
+
+    def adopt(self, other: RollingFileWriter) -> None:
+        """Take over the closed files of ``other`` (a sibling): they are returned, and aborted, with this
+        writer's own."""
+        assert other._writer is None, "adopt a closed sibling"
+        self.written.extend(other.written)
+        self.written_paths.extend(other.written_paths)
+        other.written.clear()
+        other.written_paths.clear()
 
     def close(self) -> list[DataFileMeta]:
         """Finish the open file; returns every file this writer produced."""

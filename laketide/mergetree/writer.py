@@ -23,6 +23,7 @@ from laketide.meta.manifest import DataFileMeta
 from laketide.io.kv import VALUE_KIND, to_kv_table
 from laketide.mergetree.merge import MergeFunction, sort_for_merge
 from laketide.io.file_writer import RollingFileWriter
+from laketide.io.parallel_run import write_sorted_run
 
 __all__ = ["MergeTreeWriter"]
 
@@ -64,8 +65,7 @@ class MergeTreeWriter:
         run = self.merge.merge(rows)
         self._buffer.clear()
         self._buffered_bytes = 0
-        self.file_writer.write(run)
-        self.file_writer.close()  # each flush is its own level-0 sorted run
+        write_sorted_run(self.file_writer, run)  # each flush is its own level-0 run (large ones: several files)
 
     def prepare_commit(self) -> list[DataFileMeta]:
         """Flush and hand over every file written since the last call."""

@@ -210,8 +210,8 @@ class SnapshotManager:
             return None  # hints are advisory: unreadable means "list instead"
 
     def _write_hint(self, name: str, snapshot_id: int) -> None:
-        # Hints are advisory: readers verify them, so a plain overwrite is enough.
-        self.file_io.write_bytes(f"{self.snapshot_dir}/{name}", str(snapshot_id).encode(), overwrite=True)
+        # Hints are advisory: readers verify them, so a plain overwrite, not synced, is enough.
+        self.file_io.write_hint(f"{self.snapshot_dir}/{name}", str(snapshot_id).encode())
 
     def _list_ids(self) -> list[int]:
         out = []

@@ -405,10 +405,30 @@ class FileStoreCommit:
                 # Row tracking: laketide assigns no row ids, but must not lose the next free one.
                 next_row_id=next_row_id,
             )
+            self._make_durable(delta, changelog, snapshot, latest, writer)
         except BaseException:  # even an interrupt: delete this attempt's manifests, then re-raise
             self._cleanup(writer)
             raise
         return self._publish(snapshot, writer)
+
+    def _make_durable(self, delta: Sequence[ManifestEntry], changelog: Sequence[ManifestEntry], snapshot: Snapshot,
+                      latest: Snapshot | None, writer: ManifestWriter) -> None:
+        """Everything the snapshot references that is new must survive a power loss before it is published:
+        the added data / changelog files (and their extra files), index files and this attempt's manifests."""
+        paths = self._scan().path_factory
+        assert paths is not None
+        new: list[str] = []
+        for e in (*delta, *changelog):
+            if e.kind is FileKind.ADD:
+                new += paths.data_file_paths(e.partition, e.bucket, e.file)
+        for c in (*getattr(self, "_index_changes", ()), *getattr(self, "_compact_index_changes", ())):
+            if c.kind is FileKind.ADD:
+                new.append(paths.bucket_index_file_path(c.partition, c.bucket, c.index_file.file_name,
+                                                        c.index_file.external_path))
+        new += writer.written or ()
+        if snapshot.index_manifest is not None and (latest is None or latest.index_manifest != snapshot.index_manifest):
+            new.append(paths.manifest_path(snapshot.index_manifest))
+        self.file_io.make_durable(new)
 
     def _publish(self, snapshot: Snapshot, writer: ManifestWriter) -> int | None:
         """Publish ``snapshot``: its id, None when another writer took the id (our files are then removed).
