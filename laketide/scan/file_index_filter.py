@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import struct
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from pyroaring import FrozenBitMap
 
@@ -70,7 +70,9 @@ class FileIndexReport:
     """
 
     enabled: bool
-    predicate: str | None
+    # Kept as the expression and rendered on demand: a lookup's IN list of 1000 keys takes milliseconds to print,
+    # and most scans never ask for their report.
+    filter: Predicate | None = field(default=None, repr=False)
     files_planned: int = 0
     files_with_index: int = 0
     files_skipped: int = 0
@@ -82,8 +84,17 @@ class FileIndexReport:
     corrupt_indexes: tuple[str, ...] = ()
     files: tuple[FileIndexUsage, ...] = ()
 
+    @property
+    def predicate(self) -> str | None:
+        """The scan's predicate as text (None: no filter)."""
+        return None if self.filter is None else str(self.filter)
+
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        out: dict[str, object] = {"enabled": self.enabled, "predicate": self.predicate}
+        out.update((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in ("enabled", "filter"))
+        out["skipped_by"] = dict(self.skipped_by)
+        out["files"] = tuple(asdict(u) for u in self.files)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +148,7 @@ class FileIndexFilter:
 
     def plan(self, entries: Sequence[ManifestEntry]) -> FileIndexPlan:
         if not self.enabled:
-            report = FileIndexReport(enabled=False, predicate=_text(self.predicate), files_planned=len(entries))
+            report = FileIndexReport(enabled=False, filter=self.predicate, files_planned=len(entries))
             return FileIndexPlan(list(entries), {}, report)
         kept: list[ManifestEntry] = []
         selections: dict[str, FrozenBitMap] = {}
@@ -187,7 +198,7 @@ class FileIndexFilter:
                 usages.append(FileIndexUsage(file_name=f.file_name, row_count=f.row_count, where=where,
                                              outcome="kept"))
         report = FileIndexReport(
-            enabled=True, predicate=_text(self.predicate), files_planned=len(entries), files_with_index=len(usages),
+            enabled=True, filter=self.predicate, files_planned=len(entries), files_with_index=len(usages),
             files_skipped=skipped, skipped_by=skipped_by, files_with_row_selection=with_rows,
             rows_selected=rows_selected, rows_in_selected_files=rows_in_selected, rows_skipped=rows_skipped,
             corrupt_indexes=tuple(corrupt), files=tuple(usages),
@@ -220,5 +231,3 @@ class FileIndexFilter:
         return evaluation
 
 
-def _text(p: Predicate | None) -> str | None:
-    return None if p is None else str(p)

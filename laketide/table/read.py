@@ -228,8 +228,7 @@ class TableScan:
         and the rows bitmap / BSI indexes selected; ``to_dict()`` gives it all as plain values.
         """
         splits = self.plan()
-        report = self._file_index_report or FileIndexReport(
-            enabled=False, predicate=None if self.predicate is None else str(self.predicate))
+        report = self._file_index_report or FileIndexReport(enabled=False, filter=self.predicate)
         return ScanExplanation(
             snapshot_id=None if self.snapshot is None else self.snapshot.id,
             predicate=None if self.predicate is None else str(self.predicate),
