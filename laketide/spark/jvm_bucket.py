@@ -51,7 +51,7 @@ _SPARK_TYPES: dict[type, str] = {
     BooleanType: "boolean", DateType: "date", VarCharType: "string",
 }
 _LOCK = threading.Lock()
-_REGISTERED: dict[int, bool] = {}  # SparkContext's JVM object id -> UDF registered (False: unavailable)
+_UNAVAILABLE: list[str] = []  # why no jar could be built in this process (then it is not tried again)
 
 
 def jvm_bucket_column(df: DataFrame, key_columns: Sequence[str], key_types: Sequence[DataType],
@@ -74,26 +74,24 @@ def jvm_bucket_column(df: DataFrame, key_columns: Sequence[str], key_types: Sequ
 
 
 def _registered(spark: SparkSession) -> bool:
-    key = id(spark.sparkContext._jsc)  # type: ignore[attr-defined]
+    """Whether the UDF is registered in ``spark`` (functions are per session: asked each time, registered once)."""
     with _LOCK:
-        found = _REGISTERED.get(key)
-        if found is None:
-            found = _register(spark)
-            _REGISTERED[key] = found
-        return found
-
-
-def _register(spark: SparkSession) -> bool:
-    try:
-        jar = _jar(spark.version)
-        if jar is None:
+        if _UNAVAILABLE:
             return False
-        spark.sql(f"ADD JAR '{jar}'")
-        spark.udf.registerJavaFunction(_FUNCTION, _CLASS, "int")
-        return True
-    except Exception as e:  # noqa: BLE001 - any failure keeps the Arrow UDF, which is always right
-        _LOG.info("laketide: the JVM bucket function is unavailable (%s); buckets are computed in Python", e)
-        return False
+        try:
+            if spark.catalog.functionExists(_FUNCTION):
+                return True
+            jar = _jar(spark.version)
+            if jar is None:
+                _UNAVAILABLE.append("no jar")
+                return False
+            spark.sql(f"ADD JAR '{jar}'")
+            spark.udf.registerJavaFunction(_FUNCTION, _CLASS, "int")
+            return True
+        except Exception as e:  # noqa: BLE001 - any failure keeps the Arrow UDF, which is always right
+            _LOG.info("laketide: the JVM bucket function is unavailable (%s); buckets are computed in Python", e)
+            _UNAVAILABLE.append(str(e))
+            return False
 
 
 def _jar(spark_version: str) -> Path | None:

@@ -84,3 +84,13 @@ def test_string_key_upsert_through_spark_keeps_latest_rows(spark, wh: str, cat) 
     for split in scan.plan():  # every bucket holds only keys laketide's own hash puts there
         rows = pa.Table.from_batches(list(scan.read_split(split)), schema=schema)
         assert set(bucket_ids(rows, ["k"], [VarCharType(MAX_LENGTH)], 3).tolist()) <= {split.bucket}
+
+
+def test_a_new_session_registers_the_function_again(spark) -> None:  # noqa: ANN001
+    """Functions are per SparkSession: a second session on the same context gets the UDF too."""
+    other = spark.newSession()
+    df = other.createDataFrame(pa.table({"k": pa.array([1, 2, 3], pa.int64())}))
+    column = jvm_bucket_column(df, ["k"], [BigIntType()], 4)
+    assert column is not None
+    got = df.withColumn("bucket", column).toArrow()
+    assert got.column("bucket").to_pylist() == bucket_ids(got, ["k"], [BigIntType()], 4).tolist()
