@@ -94,3 +94,25 @@ def test_a_new_session_registers_the_function_again(spark) -> None:  # noqa: ANN
     assert column is not None
     got = df.withColumn("bucket", column).toArrow()
     assert got.column("bucket").to_pylist() == bucket_ids(got, ["k"], [BigIntType()], 4).tolist()
+
+
+def test_no_javac_means_no_jar(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # noqa: ANN001
+    """Without a JDK the jar is not built (the write path then hashes in Python)."""
+    from laketide.spark import jvm_bucket
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(jvm_bucket, "_javac", lambda: None)
+    assert jvm_bucket._jar("0.0.0-test") is None
+    assert not list(tmp_path.rglob("*.jar"))
+
+
+def test_duplicate_keys_in_one_write_keep_the_last_as_the_python_api(spark, wh: str, cat) -> None:  # noqa: ANN001
+    schema = pa.schema([pa.field("k", pa.string(), nullable=False), pa.field("v", pa.int64())])
+    rows = pa.table({"k": [WORDS[i % 5] + "-key" for i in range(50)], "v": list(range(50))}, schema=schema)
+    spark_table = cat.create_table("db.dup_spark", schema, primary_key=["k"], options={"bucket": "2"})
+    python_table = cat.create_table("db.dup_python", schema, primary_key=["k"], options={"bucket": "2"})
+    ls.write(spark.createDataFrame(rows).coalesce(1), "db.dup_spark", warehouse=wh)
+    python_table.write(rows)
+    got = spark_table.read().sort_by("k")
+    assert got.to_pydict() == python_table.read().sort_by("k").to_pydict()
+    assert sorted(got.column("v").to_pylist()) == [45, 46, 47, 48, 49]
