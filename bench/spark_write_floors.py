@@ -8,9 +8,10 @@ All on one local[2] session, interleaved round by round (medians; the ratio is p
 - ``lts.write`` (the default path: bucket in a scalar Arrow UDF over the key columns, shuffle by bucket id, one
   Python writer task per bucket) with the Spark jobs of one write (start / end relative to the call, executor run
   time) from the Spark UI's REST API;
-- the floors of the designs: the bucket UDF + shuffle alone, Spark's own hash shuffle alone, Spark's hash shuffle +
-  every row into a Python task that drops it (one Python pass after a JVM shuffle), every row into Python without a
-  shuffle. A design costs at least its floor plus the Python sort / dedupe / encode (~0.1 s per 125k rows).
+- the floors of the designs: the bucket (the Arrow UDF, or the Java UDF lts.write uses) + shuffle alone,
+  Spark's own hash shuffle alone, Spark's hash shuffle + every row into a Python task that drops it (one Python
+  pass after a JVM shuffle), every row into Python without a shuffle. A design costs at least its floor plus the
+  Python sort / dedupe / encode (~0.1 s per 125k rows).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType
 
+    from laketide.spark.jvm_bucket import jvm_bucket_column
+
     spark = ls.session("local[2]", app_name="laketide-write-floors",
                        conf={"spark.ui.enabled": "true", "spark.ui.port": "0"})
     spark.sparkContext.setLogLevel("ERROR")
@@ -74,6 +77,7 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
         .bucket_router()
     make_udf: Any = arrow_udf
     bucket_of = make_udf(router.buckets, IntegerType())
+    jvm_bucket = jvm_bucket_column(src, ["order_id"], [router.schema.field("order_id").type], 4)
     counter = iter(range(1_000_000))
     breakdown: list[str] = []
 
@@ -100,6 +104,7 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
         "lts.write": laketide_write,
         "noop (cache read)": lambda: noop(src),
         "bucket UDF + shuffle": lambda: noop(src.withColumn("b", bucket_of(src["order_id"])).repartitionById(4, "b")),
+        "Java bucket UDF + shuffle": lambda: noop(src.withColumn("b", jvm_bucket).repartitionById(4, "b")),
         "JVM hash shuffle": lambda: noop(src.repartition(4, "order_id")),
         "JVM hash shuffle + rows into Python": lambda: noop(src.repartition(4, "order_id")
                                                             .mapInArrow(drop_rows, "n long")),
