@@ -10,7 +10,7 @@ from pyspark.sql import functions as F  # noqa: N812
 
 import laketide.spark as ls
 from laketide.meta.bucket import bucket_ids
-from laketide.spark.jvm_bucket import jvm_bucket_column
+from laketide.spark.jvm_bucket import _javac, jvm_bucket_column
 from laketide.types import (
     MAX_LENGTH,
     BigIntType,
@@ -24,6 +24,8 @@ from laketide.types import (
 )
 
 N = 2000
+# Spark needs a JRE only; the UDF is compiled with the JDK's javac (without one the Arrow UDF routes rows).
+needs_jdk = pytest.mark.skipif(_javac() is None, reason="no javac: the Java bucket UDF is not built")
 TYPES = {"b": BigIntType(), "i": IntType(), "s": SmallIntType(), "t": TinyIntType(), "d": DateType(),
          "o": BooleanType(), "str": VarCharType(MAX_LENGTH)}
 WORDS = ["", "a", "abcdefg", "abcdefgh", "é漢字", "x" * 40, "twenty-three characters"]
@@ -48,6 +50,7 @@ def _rows() -> pa.Table:
     })
 
 
+@needs_jdk
 @pytest.mark.parametrize("keys", [["b"], ["i"], ["s"], ["t"], ["d"], ["o"], ["str"], ["b", "i"],
                                   ["str", "b", "d"], ["i", "d", "s", "t", "o", "b", "str"]])
 def test_jvm_bucket_equals_laketide_hash(spark, keys: list[str]) -> None:  # noqa: ANN001
@@ -86,6 +89,7 @@ def test_string_key_upsert_through_spark_keeps_latest_rows(spark, wh: str, cat) 
         assert set(bucket_ids(rows, ["k"], [VarCharType(MAX_LENGTH)], 3).tolist()) <= {split.bucket}
 
 
+@needs_jdk
 def test_a_new_session_registers_the_function_again(spark) -> None:  # noqa: ANN001
     """Functions are per SparkSession: a second session on the same context gets the UDF too."""
     other = spark.newSession()
