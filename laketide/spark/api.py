@@ -83,8 +83,8 @@ def _spark_errors() -> Iterator[None]:
 def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> DataFrame:
     """``df`` with each row's bucket (Java's hash, vectorized), repartitioned so one task owns a bucket.
 
-    The bucket is a scalar Arrow UDF over the bucket-key columns only: Spark ships just those to Python and back,
-    not the whole row (measured as fast as the same murmur hash written as a Spark expression). Rows then go to
+    The bucket is a Java UDF (laketide.spark.jvm_bucket: rows stay in the JVM), or where it does not apply a
+    scalar Arrow UDF over the bucket-key columns only (Spark ships just those to Python and back). Rows then go to
     their task by id (``repartitionById``), not by a second hash: bucket ``b`` of an unpartitioned table is task
     ``b``, so no two buckets share a task while another task idles.
     """
@@ -102,9 +102,14 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
     if router.mode != "fixed":  # unaware-bucket append table: any task may write anywhere
         return df.repartition(num_tasks) if num_tasks is not None else df
 
-    make_udf: Any = arrow_udf  # its stubs know no variadic scalar functions
-    bucket_of = make_udf(router.buckets, IntegerType())
-    bucketed = df.withColumn(BUCKET_COLUMN, bucket_of(*[df[k] for k in router.key_columns]))
+    from laketide.spark.jvm_bucket import jvm_bucket_column
+
+    key_types = [table.schema.field(k).type for k in router.key_columns]
+    bucket = jvm_bucket_column(df, router.key_columns, key_types, n)
+    if bucket is None:  # key types the Java UDF does not encode, or no JDK: the same hash in Python
+        make_udf: Any = arrow_udf  # its stubs know no variadic scalar functions
+        bucket = make_udf(router.buckets, IntegerType())(*[df[k] for k in router.key_columns])
+    bucketed = df.withColumn(BUCKET_COLUMN, bucket)
     if num_tasks is None:
         shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
         num_tasks = n if not part_keys else max(shuffle, 1)

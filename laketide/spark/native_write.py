@@ -6,8 +6,8 @@ laketide's writer would: same columns, types, required-ness, field ids and times
 slower than the Python writer, because Spark's row-wise shuffle sort and the two windows below cost more than
 Arrow's vectorized sort and pyarrow's encode in the Python workers. The steps:
 
-1. the bucket of each row is computed from the bucket-key columns only (a scalar Arrow UDF: only those columns
-   cross into Python, see ``with_buckets``), rows are hash-partitioned by (partition, bucket);
+1. the bucket of each row is computed in the JVM (laketide.spark.jvm_bucket; else a scalar Arrow UDF over the
+   bucket-key columns only, see ``with_buckets``), rows are hash-partitioned by (partition, bucket);
 2. primary-key tables: one window sorts each (partition, bucket) by key (and input order), keeps the last row of
    each key (the deduplicate engine's result within one write: level-0 files hold one row per key) and numbers the
    rows from above every sequence number of the table's live files; the key-value layout (``_KEY_<k>``,
@@ -192,8 +192,14 @@ def native_frame(df: DataFrame, table: Any, *, base_seq: int, num_tasks: int | N
     if keys:
         rows = rows.withColumn(ORDER, F.monotonically_increasing_id())  # input order: the last row of a key wins
     if router.mode == "fixed":
-        make_udf: Any = arrow_udf
-        rows = rows.withColumn(BUCKET, make_udf(router.buckets, IntegerType())(*[F.col(k) for k in router.key_columns]))
+        from laketide.spark.jvm_bucket import jvm_bucket_column
+
+        bucket = jvm_bucket_column(rows, router.key_columns, [store.schema.field(k).type for k in router.key_columns],
+                                   router.num_buckets)
+        if bucket is None:  # no Java UDF for these key types (or no JDK): the same hash in Python
+            make_udf: Any = arrow_udf
+            bucket = make_udf(router.buckets, IntegerType())(*[F.col(k) for k in router.key_columns])
+        rows = rows.withColumn(BUCKET, bucket)
         tasks = num_tasks or (router.num_buckets if not part_keys else max(shuffle, 1))
         if not part_keys and tasks == router.num_buckets:
             rows = rows.repartitionById(tasks, BUCKET)  # bucket b is task b: no two buckets share a task
