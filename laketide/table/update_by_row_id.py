@@ -138,7 +138,8 @@ def _row_ids(table: Table, rows: pa.Table) -> np.ndarray:
     if col.null_count:
         raise SchemaError(f"update_by_row_id on table {table.name}: {ROW_ID} has {col.null_count} nulls")
     ids = np.asarray(col.to_numpy(), dtype=np.int64)
-    if len(np.unique(ids)) != len(ids):
+    ordered = np.sort(ids)  # not np.unique: numpy 2.4's hash-based unique is ~15x slower than a sort on 2M ids
+    if bool((ordered[1:] == ordered[:-1]).any()):
         raise SchemaError(f"update_by_row_id on table {table.name}: {ROW_ID} values repeat")
     return ids
 
