@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import threading
 from pathlib import Path
 
 import fastavro
@@ -10,7 +12,7 @@ import pytest
 
 from laketide.exceptions import CorruptMetadataError
 from laketide.meta.manifest import IndexManifestEntry, ManifestEntry, ManifestFileMeta
-from laketide.meta.manifest_io import decode_records, encode_records, to_records
+from laketide.meta.manifest_io import decode_records, encode_records, read_objects, to_records
 from laketide.meta.manifest_schema import INDEX_MANIFEST_ENTRY, MANIFEST_ENTRY, MANIFEST_FILE_META, avro_schema
 from laketide.meta.paths import java_to_string, partition_path
 from laketide.meta.snapshot import CommitKind, Snapshot
@@ -115,6 +117,40 @@ def test_java_manifests_decode_and_reencode(pk_09: Path) -> None:
 def test_garbage_manifest_names_the_file() -> None:
     with pytest.raises(CorruptMetadataError, match="manifest-x"):
         decode_records(b"not a manifest", path="/t/manifest/manifest-x")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_reading_metadata_leaves_the_garbage_collector_as_it_was(pk_09: Path, enabled: bool) -> None:
+    """Decoding pauses the collector (planning stays proportional to the files); it must come back as it was,
+    also after a corrupt file and when threads decode at once."""
+    paths = [str(p) for p in sorted((pk_09 / "manifest").glob("manifest-8*"))]
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        errors: list[BaseException] = []
+        gate = threading.Barrier(4)
+
+        def decode() -> None:
+            try:
+                gate.wait()
+                for _ in range(20):
+                    for p in paths:
+                        assert read_objects(lambda q: Path(q).read_bytes(), p, ManifestEntry.from_record)
+            except BaseException as e:  # noqa: BLE001 - reported by the main thread
+                errors.append(e)
+
+        threads = [threading.Thread(target=decode) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors
+        assert gc.isenabled() is enabled
+        with pytest.raises(CorruptMetadataError, match="manifest-x"):
+            read_objects(lambda q: b"not a manifest", "/t/manifest/manifest-x", ManifestEntry.from_record)
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def test_partition_paths_follow_java_legacy_names() -> None:
