@@ -46,13 +46,7 @@ class LocalFileIO(FileIO):
         with translate_errors("write", path):
             _make_dirs(os.path.dirname(local) or ".", path)
             if overwrite:
-                # Replace through a temp file so that readers see the old or the new bytes, never a mix.
-                tmp = temp_sibling(local)
-                try:
-                    _write_synced(tmp, data)
-                    os.replace(tmp, local)
-                finally:
-                    _unlink_missing_ok(tmp)
+                _replace(local, data, synced=True)
                 return
             with open(local, "xb") as f:
                 try:
@@ -76,15 +70,8 @@ class LocalFileIO(FileIO):
         local = to_local_path(path)
         with translate_errors("write", path):
             _make_dirs(os.path.dirname(local) or ".", path)
-            # Replaced atomically for readers that run now; not synced: after a power loss a reader that finds
-            # it stale or empty lists instead.
-            tmp = temp_sibling(local)
-            try:
-                with open(tmp, "xb") as f:
-                    f.write(data)
-                os.replace(tmp, local)
-            finally:
-                _unlink_missing_ok(tmp)
+            # Not synced: after a power loss a reader that finds it stale or empty lists instead.
+            _replace(local, data, synced=False)
 
     def make_durable(self, paths: Sequence[str]) -> None:
         if not paths:
@@ -247,6 +234,20 @@ class _WritebackFile(io.FileIO):
             start_writeback(self.fileno(), self._started, 0)
             self._started = self._written
         super().close()
+
+
+def _replace(local: str, data: bytes, *, synced: bool) -> None:
+    """Replace ``local`` through a temp file, so that readers see the old or the new bytes, never a mix."""
+    tmp = temp_sibling(local)
+    try:
+        if synced:
+            _write_synced(tmp, data)
+        else:
+            with open(tmp, "xb") as f:
+                f.write(data)
+        os.replace(tmp, local)
+    finally:
+        _unlink_missing_ok(tmp)
 
 
 def _write_synced(path: str, data: bytes) -> None:

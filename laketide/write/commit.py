@@ -34,7 +34,7 @@ from laketide.exceptions import (
 )
 from laketide.expr import Leaf, Op, Predicate, and_, bind, or_
 from laketide.fs import FileIO
-from laketide.meta.manifest import FileKind, ManifestEntry
+from laketide.meta.manifest import FileKind, IndexManifestEntry, ManifestEntry
 from laketide.meta.commit_message import CommitMessage
 from laketide.meta.deletion import TableFileDeleter
 from laketide.meta.paths import TablePaths
@@ -376,6 +376,8 @@ class FileStoreCommit:
             delta_name, delta_size = writer.write_manifest_list(delta_metas)
             delta_rows = sum(e.file.row_count if e.kind is FileKind.ADD else -e.file.row_count for e in delta)
             changelog = getattr(self, "_compact_changelog" if kind is CommitKind.COMPACT else "_changelog", [])
+            index_changes = getattr(self, "_compact_index_changes" if kind is CommitKind.COMPACT else "_index_changes",
+                                    ())
             changelog_name, changelog_size = (
                 writer.write_manifest_list(writer.write_manifests(changelog)) if changelog else (None, None)
             )
@@ -390,8 +392,7 @@ class FileStoreCommit:
                 changelog_manifest_list_size=changelog_size,
                 index_manifest=next_index_manifest(
                     file_io=self.file_io, table_path=self.table_path, schema=self.schema, latest=latest, scan=scan,
-                    changes=getattr(self, "_compact_index_changes" if kind is CommitKind.COMPACT else "_index_changes",
-                                    ()),
+                    changes=index_changes,
                     delta=delta, kind=kind, table_name=self.table_name,
                 ),
                 commit_user=self.commit_user,
@@ -405,23 +406,24 @@ class FileStoreCommit:
                 # Row tracking: laketide assigns no row ids, but must not lose the next free one.
                 next_row_id=next_row_id,
             )
-            self._make_durable(delta, changelog, snapshot, latest, writer)
+            self._make_durable(scan, [*delta, *changelog], index_changes, snapshot, latest, writer)
         except BaseException:  # even an interrupt: delete this attempt's manifests, then re-raise
             self._cleanup(writer)
             raise
         return self._publish(snapshot, writer)
 
-    def _make_durable(self, delta: Sequence[ManifestEntry], changelog: Sequence[ManifestEntry], snapshot: Snapshot,
-                      latest: Snapshot | None, writer: ManifestWriter) -> None:
+    def _make_durable(self, scan: FileStoreScan, entries: Sequence[ManifestEntry],
+                      index_changes: Sequence[IndexManifestEntry], snapshot: Snapshot, latest: Snapshot | None,
+                      writer: ManifestWriter) -> None:
         """Everything the snapshot references that is new must survive a power loss before it is published:
         the added data / changelog files (and their extra files), index files and this attempt's manifests."""
-        paths = self._scan().path_factory
+        paths = scan.path_factory
         assert paths is not None
         new: list[str] = []
-        for e in (*delta, *changelog):
+        for e in entries:
             if e.kind is FileKind.ADD:
                 new += paths.data_file_paths(e.partition, e.bucket, e.file)
-        for c in (*getattr(self, "_index_changes", ()), *getattr(self, "_compact_index_changes", ())):
+        for c in index_changes:
             if c.kind is FileKind.ADD:
                 new.append(paths.bucket_index_file_path(c.partition, c.bucket, c.index_file.file_name,
                                                         c.index_file.external_path))
