@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 
 from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError, UnsupportedFeatureError
 from laketide.expr import FieldStats
+from laketide.format.parquet_dictionary import dictionary_columns, explicit_dictionary
 from laketide.format.base import (
     FILE_COMPRESSION_KEY,
     ColumnBounds,
@@ -57,6 +58,7 @@ _UNSUPPORTED_CODECS = {"lzo"}
 _DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024
 _EMPTY: Mapping[str, str] = {}
 _READ_BUFFER_BYTES = 256 * 1024
+_MAGIC = b"PAR1"  # what pyarrow's writer writes when it opens a file
 
 
 def _codec(compression: str, options: Mapping[str, str]) -> tuple[str, int | None]:
@@ -108,6 +110,20 @@ def _has_nanos(schema: pa.Schema) -> bool:
     return any(pa.types.is_timestamp(t) and t.unit == "ns" for field in schema for t in walk_types(field.type))
 
 
+@functools.lru_cache(maxsize=64)
+def _checked_schema(schema: pa.Schema, settings: tuple[tuple[str, Any], ...]) -> None:
+    pq.ParquetWriter(pa.BufferOutputStream(), schema, **dict(settings)).close()
+
+
+def _check_schema(schema: pa.Schema, settings: Mapping[str, Any]) -> None:
+    """SchemaError now for a schema (or settings) pyarrow cannot write, as opening its writer would raise;
+    cached: one empty in-memory file per schema and settings."""
+    try:
+        _checked_schema(schema, tuple(sorted(settings.items())))
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise SchemaError(f"cannot write Parquet with schema {schema}: {e}") from e
+
+
 def _time_as_millis(t: pa.DataType) -> pa.DataType | None:
     # Paimon keeps TIME as milliseconds of the day and Java reads it only as INT32 TIME(MILLIS).
     return pa.time32("ms") if pa.types.is_time(t) else None
@@ -124,27 +140,37 @@ class ParquetWriter(FormatWriter):
         file_schema = replace_schema_types(schema, _time_as_millis)
         self._file_schema = schema if file_schema.equals(schema) else file_schema
         self._row_group_bytes = _int_option(options, "parquet.block.size") or _DEFAULT_ROW_GROUP_BYTES
-        dictionary = options.get("parquet.enable.dictionary", "true").strip().lower() != "false"
+        self._dictionary = explicit_dictionary(options)
+        self._settings: dict[str, Any] = dict(
+            compression=codec,
+            compression_level=level,
+            data_page_size=_int_option(options, "parquet.page.size"),
+            use_deprecated_int96_timestamps=_has_nanos(schema),
+            store_schema=False,
+            store_decimal_as_integer=True,
+            write_time_adjusted_to_utc=True,
+        )
         self._stream = CountingStream(out)
-        try:
-            self._writer = pq.ParquetWriter(
-                self._stream,
-                self._file_schema,
-                compression=codec,
-                compression_level=level,
-                use_dictionary=dictionary,
-                data_page_size=_int_option(options, "parquet.page.size"),
-                use_deprecated_int96_timestamps=_has_nanos(schema),
-                store_schema=False,
-                store_decimal_as_integer=True,
-                write_time_adjusted_to_utc=True,
-            )
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
-            raise SchemaError(f"cannot write Parquet with schema {schema}: {e}") from e
-        self._size = SizeEstimator(self._stream)
+        # Without an explicit parquet.enable.dictionary the encodings are chosen from the first row group's rows,
+        # so the pyarrow writer is opened at the first flush; the schema is checked now either way.
+        self._writer: pq.ParquetWriter | None = None
+        if self._dictionary is None:
+            _check_schema(self._file_schema, self._settings)
+        else:
+            self._open(self._dictionary)
+        self._size = SizeEstimator(self._stream, header_bytes=0 if self._writer is not None else len(_MAGIC))
         self._buffer: list[pa.RecordBatch] = []
         self._buffered_bytes = 0
         self._closed = False
+
+    def _open(self, use_dictionary: bool | list[str]) -> pq.ParquetWriter:
+        try:
+            self._writer = pq.ParquetWriter(
+                self._stream, self._file_schema, use_dictionary=use_dictionary, **self._settings
+            )
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+            raise SchemaError(f"cannot write Parquet with schema {self._input_schema}: {e}") from e
+        return self._writer
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._check_batch(batch)
@@ -170,15 +196,20 @@ class ParquetWriter(FormatWriter):
             rows = max(1, rows * self._row_group_bytes // self._buffered_bytes)
         self._buffer = []
         self._buffered_bytes = 0
+        writer = self._writer
         try:
-            self._writer.write_table(table, row_group_size=rows)
+            if writer is None:
+                writer = self._open(dictionary_columns(table, group_rows=rows))
+            writer.write_table(table, row_group_size=rows)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise SchemaError(f"cannot write rows to Parquet: {e}") from e
         self._size.mark_flushed()
 
     def _finish(self) -> None:
         self._flush()
-        self._writer.close()
+        # A file that got no rows: nothing to judge, so Java's default (a dictionary for every column).
+        writer = self._writer if self._writer is not None else self._open(True)
+        writer.close()
 
     def bounded_columns(self) -> frozenset[str]:
         # The encoder computes min / max of every column anyway; string and binary ones are where a second
@@ -196,6 +227,7 @@ class ParquetWriter(FormatWriter):
             if _is_bytes_like(f.type):
                 leaves[f.name] = position
             position += _leaf_count(f.type)
+        assert self._writer is not None
         meta = self._writer.writer.metadata
         found: dict[str, list[Any]] = {}  # name -> [min, max, null count, complete]
         for rg in range(meta.num_row_groups):
