@@ -77,9 +77,9 @@ def keeps_dictionary(column: pa.ChunkedArray | pa.Array, *, group_rows: int) -> 
     n = len(column)
     if n == 0:
         return True
-    positions = np.unique(np.linspace(0, n - 1, num=min(n, SAMPLE_ROWS)).astype(np.int64))
     try:
-        sample = column.take(pa.array(positions))
+        # Rows spread over the whole input (a prefix of sorted or clustered data would look too repetitive).
+        sample = column if n <= SAMPLE_ROWS else column.take(pa.array(_spread(n)))
         valid = len(sample) - sample.null_count
         if valid == 0:
             return True  # nothing to judge: a dictionary of no values costs nothing
@@ -96,6 +96,11 @@ def keeps_dictionary(column: pa.ChunkedArray | pa.Array, *, group_rows: int) -> 
     dictionary_bytes = in_group * width
     index_bytes = values * max(1, math.ceil(math.log2(in_group + 1))) / 8
     return dictionary_bytes <= DICTIONARY_PAGE_BYTES and dictionary_bytes + index_bytes < values * width
+
+
+def _spread(n: int) -> np.ndarray:
+    """SAMPLE_ROWS increasing row positions spread evenly over ``n`` > SAMPLE_ROWS rows."""
+    return (np.arange(SAMPLE_ROWS, dtype=np.float64) * (n / SAMPLE_ROWS)).astype(np.int64)
 
 
 def _estimate_distinct(seen: int, sampled: int) -> float:
