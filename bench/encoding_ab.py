@@ -18,6 +18,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -53,13 +54,13 @@ def main(argv: list[str] | None = None) -> None:
         warm.read()
         for i in range(args.repeat):
             pk = catalog.create_table(f"ab.pk{i}", base.schema, primary_key=[KEY], options=TABLE_OPTIONS)
-            w, u, r = _timed(lambda: pk.write(base)), _timed(lambda: pk.write(upsert)), _timed(pk.read)
+            w, u, r = _timed(partial(pk.write, base)), _timed(partial(pk.write, upsert)), _timed(pk.read)
             add("pk write", w)
             add("pk upsert", u)
             add("pk merge read", r)
             add("e2e (write + upsert + read)", (w[0] + u[0] + r[0], w[1] + u[1] + r[1]))
             app = catalog.create_table(f"ab.app{i}", base.schema)
-            add("append write", _timed(lambda: app.write(base)))
+            add("append write", _timed(partial(app.write, base)))
             add("floor: pq.write_table (append)", _timed(
                 lambda: pq.write_table(base, work / "a.parquet", compression="zstd")))
 
@@ -73,8 +74,8 @@ def main(argv: list[str] | None = None) -> None:
             catalog.drop_table(f"ab.app{i}")
     medians = {name: {"cpu_s": statistics.median(c for c, _ in v), "wall_s": statistics.median(w for _, w in v)}
                for name, v in samples.items()}
-    args.out.write_text(json.dumps({"laketide": laketide.__file__, "rows": args.rows, "repeat": args.repeat, "medians": medians,
-                                    "samples": samples}, indent=1))
+    args.out.write_text(json.dumps({"laketide": laketide.__file__, "rows": args.rows, "repeat": args.repeat,
+                                    "medians": medians, "samples": samples}, indent=1))
     print("laketide from", laketide.__file__)
     for name, m in medians.items():
         print(f"{name:45s} cpu {m['cpu_s']:.3f} s  wall {m['wall_s']:.3f} s")
