@@ -14,6 +14,8 @@ What Java writes (ParquetSchemaConverter) and how pyarrow is told to match it:
   timestamps of any unit (recent versions even NANOS) and INT96 for every precision; older Java releases and
   Spark's native reader take nanosecond timestamps only as INT96. pyarrow decides INT96 per file, not per
   column, so a file with any nanosecond column stores all its timestamps as INT96 — still readable by Java.
+- Dictionary encoding: Java tries it on every column; here only the columns whose first row group's rows show
+  it paying get one (parquet_dictionary.py), unless the table sets ``parquet.enable.dictionary``.
 
 Paimon: org.apache.paimon.format.parquet.ParquetFileFormat, ParquetSchemaConverter, RowDataParquetBuilder
 """
