@@ -11,7 +11,13 @@ All on one local[2] session, interleaved round by round (medians; the ratio is p
 - the floors of the designs: the bucket (the Arrow UDF, or the Java UDF lts.write uses) + shuffle alone,
   Spark's own hash shuffle alone, Spark's hash shuffle + every row into a Python task that drops it (one Python
   pass after a JVM shuffle), every row into Python without a shuffle. A design costs at least its floor plus the
-  Python sort / dedupe / encode (~0.1 s per 125k rows).
+  Python sort / dedupe / encode (~0.1 s per 125k rows);
+- the floors of the Spark-native design (rows never enter Python; laketide.spark.native_write): the Java bucket +
+  shuffle + Spark's sort of each bucket by key, + ``df.write.parquet`` (zstd, as the table), + the keep-last
+  dedupe and sequence numbers as two windows over that one sort; and ``lts.write(native=True)`` itself.
+
+Besides wall time (noisy on a shared machine) each variant's CPU time is reported: the JVM's and its Python
+workers' (the process tree under the JVM) plus this driver's.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import shutil
 import statistics
 import tempfile
@@ -53,6 +60,34 @@ def _jobs(ui: str, app: str, group: str, start: float) -> list[str]:
         lines.append(f"job {job['jobId']}: +{offset(job['submissionTime']):.3f} s .. "
                      f"+{offset(job['completionTime']):.3f} s, executor run time {run / 1000:.3f} s")
     return lines
+
+
+def _cpu(jvm: int) -> tuple[float, float]:
+    """(CPU seconds of the JVM process alone + this driver's, of the JVM's whole process tree + this driver's).
+
+    The JVM figure is exact (executors, shuffle, Parquet encode all run in it). The tree adds the Python workers
+    alive at both samples and the children each process has reaped; a worker orphaned in between (reparented out
+    of the tree) drops out, so the tree figure can be low, even negative: rerun then."""
+    children: dict[int, list[tuple[int, list[str]]]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append((int(entry), fields))
+    with open(f"/proc/{jvm}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    own = sum(int(x) for x in fields[11:13])
+    tree = sum(int(x) for x in fields[11:15])
+    todo = [jvm]
+    while todo:
+        for pid, fields in children.get(todo.pop(), []):
+            tree += sum(int(x) for x in fields[11:15])
+            todo.append(pid)
+    tick, driver = os.sysconf("SC_CLK_TCK"), sum(os.times()[:2])
+    return own / tick + driver, tree / tick + driver
 
 
 def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
@@ -99,6 +134,28 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
         sc.setJobGroup("", "")
         breakdown[:] = [f"lts.write {took:.3f} s", *_jobs(str(sc.uiWebUrl), str(sc.applicationId), group, start)]
 
+    def native_rows(dedupe: bool) -> Any:
+        """The native design's rows: Java bucket, shuffle by bucket, one sort by (bucket, key, input order)."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F  # noqa: N812
+
+        rows = src.withColumn("__o", F.monotonically_increasing_id()).withColumn("__b", jvm_bucket)
+        rows = rows.repartitionById(4, "__b").sortWithinPartitions("__b", "order_id", "__o")
+        if dedupe:  # both windows ask for the sort's ordering: Spark sorts once
+            ordered = Window.partitionBy("__b").orderBy("order_id", "__o")
+            rows = rows.withColumn("__n", F.lead("order_id").over(ordered))
+            rows = rows.where(F.col("__n").isNull() | (F.col("__n") != F.col("order_id")))
+            rows = rows.withColumn("_SEQUENCE_NUMBER", F.row_number().over(ordered).cast("bigint")).drop("__n")
+        return rows.drop("__o", "__b")
+
+    def native_write() -> None:
+        name = f"b.native{next(counter)}"
+        cat.create_table(name, pk_schema, primary_key=["order_id"], options={"bucket": "4"})
+        ls.write(src, name, warehouse=wh, native=True)
+
+    def zstd(df: Any) -> None:
+        df.write.option("compression", "zstd").parquet(str(work / f"pq{next(counter)}"))
+
     variants: dict[str, Callable[[], None]] = {
         "df.write.parquet": lambda: src.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}")),
         "lts.write": laketide_write,
@@ -109,20 +166,38 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
         "JVM hash shuffle + rows into Python": lambda: noop(src.repartition(4, "order_id")
                                                             .mapInArrow(drop_rows, "n long")),
         "rows into Python, no shuffle": lambda: noop(src.mapInArrow(drop_rows, "n long")),
+        "df.write.parquet zstd": lambda: zstd(src),
+        "native: bucket + shuffle + sort": lambda: noop(native_rows(False)),
+        "native: bucket + shuffle + sort + write": lambda: zstd(native_rows(False)),
+        "native: + dedupe + numbering (1 sort)": lambda: zstd(native_rows(True)),
+        "lts.write(native=True)": native_write,
     }
+    jvm_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())  # type: ignore[attr-defined]
+    cpu: dict[str, list[float]] = {k: [] for k in variants}
+    tree: dict[str, list[float]] = {k: [] for k in variants}
     times: dict[str, list[float]] = {k: [] for k in variants}
     for _ in range(repeat + 1):  # the first round warms the JVM and the Python workers up
         for key, fn in variants.items():
+            c0 = _cpu(jvm_pid)
             t0 = time.perf_counter()
             fn()
             times[key].append(time.perf_counter() - t0)
+            c1 = _cpu(jvm_pid)
+            cpu[key].append(c1[0] - c0[0])
+            tree[key].append(c1[1] - c0[1])
     spark.stop()
     medians = {k: statistics.median(v[1:] or v) for k, v in times.items()}
-    reference = medians["df.write.parquet"]
+    cpu_medians = {k: statistics.median(v[1:] or v) for k, v in cpu.items()}
+    tree_medians = {k: statistics.median(v[1:] or v) for k, v in tree.items()}
+    reference, cpu_reference = medians["df.write.parquet"], cpu_medians["df.write.parquet"]
     print("\n".join(breakdown))
+    print(f"{'':40s} {'wall':>9s}   {'parquet/this':>12s}   {'JVM cpu':>8s}   {'parquet/this':>12s}   {'+ Python':>8s}")
     for key, t in medians.items():
-        print(f"{key:40s} {t:7.3f} s   parquet/this {reference / t:5.2f}")
-    return medians
+        c = cpu_medians[key]
+        print(f"{key:40s} {t:7.3f} s   {reference / t:12.2f}   {c:6.2f} s   {cpu_reference / c:12.2f}   "
+              f"{tree_medians[key]:6.2f} s")
+    return {**medians, **{f"{k} jvm cpu": v for k, v in cpu_medians.items()},
+            **{f"{k} tree cpu": v for k, v in tree_medians.items()}}
 
 
 def main(argv: list[str] | None = None) -> None:

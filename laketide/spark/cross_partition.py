@@ -15,7 +15,8 @@ through Spark no task holds the table's keys:
    In arrival order it applies the merge engine's rule for keys that change partition (deduplicate: delete in
    the old partition, insert in the new; partial-update / aggregation: stay in the old one; first-row: keep
    the old row) and tags each row with its bucket and row kind.
-4. Rows shuffle by (partition, bucket) to the writers, again in arrival order, so the last row of a key wins.
+4. Rows shuffle by (partition, bucket) to the writers; a key's rows all come from its assigner, in arrival
+   order, and a shuffle keeps that order, so the last row of a key wins without a second sort.
 
 Paimon: crosspartition.GlobalIndexAssigner, IndexBootstrap (the Flink / Spark topologies bootstrap -> key hash
 shuffle -> assigner -> (partition, bucket) shuffle); here the bootstrap is a keyed read inside the assigner
@@ -75,7 +76,7 @@ def cross_partition_routed(df: DataFrame, table: Any, *,
     """``df`` routed for a cross-partition table's writers: the table's columns plus the bucket, row kind and
     arrival order of each row (and deletes for keys leaving a partition), with what the driver planned."""
     from pyspark.sql import functions as F  # noqa: N812
-    from pyspark.sql.types import ByteType, IntegerType, LongType, StructField, StructType
+    from pyspark.sql.types import ByteType, IntegerType, StructField, StructType
 
     spark = df.sparkSession
     schema = table.schema
@@ -96,15 +97,18 @@ def cross_partition_routed(df: DataFrame, table: Any, *,
     ordered = ordered.withColumn(_ASSIGNER, F.pmod(F.hash(*[ordered[k] for k in pk]), F.lit(n)))
     by_key = ordered.repartitionById(n, _ASSIGNER).sortWithinPartitions(ORDER_COLUMN)
 
+    # The arrival order stays in the assigners (see below): the writers get the table's columns, kind and bucket.
     out_schema = StructType([*spark_schema(table.arrow_schema).fields,
-                             StructField(ORDER_COLUMN, LongType(), False),
                              StructField(ROW_KIND_COLUMN, ByteType(), False),
                              StructField(BUCKET_COLUMN, IntegerType(), False)])
     assign = _assign_task(table, KeyLocations(plan), num_assigners=n, out_arrow=spark_arrow_schema(out_schema))
     assigned = by_key.mapInArrow(assign, out_schema)
     writers = num_tasks or max(shuffle, 1)
-    routed = assigned.repartition(writers, *table.partition_keys, BUCKET_COLUMN).sortWithinPartitions(ORDER_COLUMN)
-    yield routed.drop(ORDER_COLUMN), report
+    # No sort by arrival order before the writers: every row of a key comes from the one assigner task that owns
+    # the key, which emits them in arrival order, and a shuffle keeps the order of one map task's rows for each
+    # reducer (the default write path relies on the same order across map tasks).
+    routed = assigned.repartition(writers, *table.partition_keys, BUCKET_COLUMN)
+    yield routed, report
 
 
 def _assign_task(table: Any, locations: KeyLocations, *, num_assigners: int, out_arrow: pa.Schema) -> Any:

@@ -8,10 +8,10 @@ Arrow's vectorized sort and pyarrow's encode in the Python workers. The steps:
 
 1. the bucket of each row is computed in the JVM (laketide.spark.jvm_bucket; else a scalar Arrow UDF over the
    bucket-key columns only, see ``with_buckets``), rows are hash-partitioned by (partition, bucket);
-2. primary-key tables: one window sorts each (partition, bucket) by key (and input order), keeps the last row of
-   each key (the deduplicate engine's result within one write: level-0 files hold one row per key) and numbers the
-   rows from above every sequence number of the table's live files; the key-value layout (``_KEY_<k>``,
-   ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, value columns, Paimon's field ids) is a projection;
+2. primary-key tables: one sort of each (partition, bucket) by key and input order feeds two windows: the last
+   row of each key is kept (the deduplicate engine's result within one write: level-0 files hold one row per key)
+   and the rows are numbered from above every sequence number of the table's live files; the key-value layout
+   (``_KEY_<k>``, ``_SEQUENCE_NUMBER``, ``_VALUE_KIND``, value columns, Paimon's field ids) is a projection;
 3. Spark writes Parquet (``partitionBy`` the bucket and aliases of the partition columns, so every file holds
    one (partition, bucket) and keeps its partition columns) into a staging directory inside the table directory,
    with the table's codec, field ids and timestamp unit;
@@ -50,6 +50,7 @@ __all__ = ["native_write_blocker", "native_write", "NATIVE_CODECS"]
 
 BUCKET = "__laketide_bucket"
 ORDER = "__laketide_order"
+NEXT_KEY = "__laketide_next_key"
 PART_PREFIX = "__laketide_p"
 # Table codec -> Spark's Parquet codec name (both name the same Parquet compression codec).
 NATIVE_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "none": "uncompressed",
@@ -211,11 +212,15 @@ def native_frame(df: DataFrame, table: Any, *, base_seq: int, num_tasks: int | N
         if num_tasks is not None:
             rows = rows.repartition(num_tasks)
     if keys:
+        # One sort of each (partition, bucket) by (key, input order) serves both windows (they ask for the same
+        # ordering, so Spark sorts once): a row is its key's last when the next row has another key (keys are
+        # never null, so a null lead means no next row); the survivors are numbered in key order.
         group = [F.col(c) for c in (*part_keys, BUCKET)]
-        latest_first = Window.partitionBy(*group, *[F.col(k) for k in keys]).orderBy(F.col(ORDER).desc())
-        rows = rows.withColumn("__laketide_rn", F.row_number().over(latest_first)).where("__laketide_rn = 1")
-        by_key = Window.partitionBy(*group).orderBy(*[F.col(k) for k in keys])
-        rows = rows.withColumn("_SEQUENCE_NUMBER", F.row_number().over(by_key).cast("bigint") + F.lit(base_seq - 1))
+        key = F.struct(*[F.col(k) for k in keys])
+        ordered = Window.partitionBy(*group).orderBy(*[F.col(k) for k in keys], F.col(ORDER))
+        rows = rows.withColumn(NEXT_KEY, F.lead(key).over(ordered))
+        rows = rows.where(F.col(NEXT_KEY).isNull() | (F.col(NEXT_KEY) != key)).drop(NEXT_KEY)
+        rows = rows.withColumn("_SEQUENCE_NUMBER", F.row_number().over(ordered).cast("bigint") + F.lit(base_seq - 1))
         rows = rows.withColumn("_VALUE_KIND", F.lit(0).cast("tinyint"))
     aliases = [f"{PART_PREFIX}{i}" for i in range(len(part_keys))]
     out = []

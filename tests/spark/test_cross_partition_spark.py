@@ -85,6 +85,17 @@ def test_last_row_of_the_dataframe_wins_across_tasks(spark, cat, wh: str) -> Non
     assert got[1] == ("c", 2) and len(got) == 41
 
 
+def test_repeated_key_in_one_partition_last_wins_across_tasks(spark, cat, wh: str) -> None:
+    """Rows of one key that stay in one (partition, bucket) reach its writer in arrival order (no sort there)."""
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"])
+    lts.write(_df(spark, [(1, "a", 0, None), (2, "b", 0, None)]), "db.x", warehouse=wh)
+    rows = ([(1, "a", 1, None)] + [(k, "a", k, None) for k in range(100, 130)] + [(1, "a", 2, None)]
+            + [(k, "b", k, None) for k in range(200, 230)] + [(1, "a", 3, None), (2, "b", 5, None)])
+    lts.write(_df(spark, rows, slices=3), "db.x", warehouse=wh)  # key 1 three times, in three tasks
+    got = _state(cat.table("db.x"))
+    assert got[1] == ("a", 3) and got[2] == ("b", 5) and len(got) == 2 + 60
+
+
 @pytest.mark.parametrize("engine,options,expected", [
     ("partial-update", {}, {1: ("a", 5), 2: ("b", 7)}),
     ("aggregation", {"fields.v.aggregate-function": "sum"}, {1: ("a", 6), 2: ("b", 7)}),
