@@ -45,7 +45,8 @@ __all__ = ["SplitRead"]
 
 _SYSTEM = (pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), pa.field(VALUE_KIND, pa.int8(), nullable=False))
 # A file whose rows are all collected (to_arrow) is decoded in batches of this many rows: a Parquet row group in
-# one go, its columns in parallel, instead of 64k-row slices that each wait for their slowest column.
+# one go, its columns in parallel (as pq.read_table's scanner decodes), instead of 64k-row slices that each wait
+# for their slowest column.
 _COLLECT_BATCH_ROWS = 1 << 22
 
 
