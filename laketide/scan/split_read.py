@@ -31,6 +31,7 @@ from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_run
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
 from laketide.format.blob import is_blob_file
 from laketide.scan.blob_read import blob_columns, read_blob_column
+from laketide.scan.data_file_input import open_data_file
 from laketide.scan.key_filter import KeyFilter
 from laketide.scan.lookup_cache import FileLookupCache, cache_layout, entry_name
 from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
@@ -43,6 +44,10 @@ from laketide.types import BlobType, DataType, VariantType, to_arrow_schema, wit
 __all__ = ["SplitRead"]
 
 _SYSTEM = (pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), pa.field(VALUE_KIND, pa.int8(), nullable=False))
+# A file whose rows are all collected (to_arrow) is decoded in batches of this many rows: a Parquet row group in
+# one go, its columns in parallel (as pq.read_table's scanner decodes), instead of 64k-row slices that each wait
+# for their slowest column.
+_COLLECT_BATCH_ROWS = 1 << 22
 
 
 class SplitRead:
@@ -206,12 +211,15 @@ class SplitRead:
             return None
         selections = split.row_selections or (None,) * len(split.files)
         vectors = split.deletion_files or (None,) * len(split.files)
-        return [partial(_drain, self._raw_file, meta, path, rows, dv)
+        # Their batches are all kept by the caller: decode whole row groups (same rows, fewer, larger batches).
+        read = partial(self._raw_file, batch_size=max(self.batch_size, _COLLECT_BATCH_ROWS))
+        return [partial(_drain, read, meta, path, rows, dv)
                 for meta, path, rows, dv in zip(split.files, split.file_paths(), selections, vectors)]
 
     def _raw_file(self, meta: DataFileMeta, path: str, rows: FrozenBitMap | None,
-                  deletion: DeletionFile | None) -> Iterator[pa.RecordBatch]:
-        for batch in self._file_batches(meta, path, system=False, selection=rows, deletion=deletion):
+                  deletion: DeletionFile | None, *, batch_size: int | None = None) -> Iterator[pa.RecordBatch]:
+        for batch in self._file_batches(meta, path, system=False, selection=rows, deletion=deletion,
+                                        batch_size=batch_size):
             yield from self._finish(pa.Table.from_batches([batch]))
 
     def _run_reader(self, run: list[DataFileMeta], paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:
@@ -290,7 +298,7 @@ class SplitRead:
         fmt = file_format(path.rsplit(".", 1)[-1])
         rows = None if selection is None else np.frombuffer(selection.to_array(), dtype=np.uint32).astype(np.int64)
         try:
-            with self.file_io.open_input(path) as stream:
+            with open_data_file(self.file_io, path, format_name=fmt.name) as stream:
                 size = batch_size or self.batch_size
                 if rows is None and key_filter is not None:
                     same_type = {name: src for name, src, cast in zip(self.read_names, source, casts)
