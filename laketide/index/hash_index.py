@@ -171,8 +171,12 @@ class PartitionIndex:
         if hs:
             all_h = np.concatenate(hs)
             all_b = np.concatenate(bs)
-            uniq, first = np.unique(all_h, return_index=True)
-            index.hashes, index.buckets = uniq.astype(np.int32), all_b[first]
+            if len(all_h) < 2 or bool((all_h[1:] > all_h[:-1]).all()):
+                # laketide writes each file sorted: one file (or files in hash order) needs no sort
+                index.hashes, index.buckets = all_h.astype(np.int32), all_b
+            else:
+                uniq, first = np.unique(all_h, return_index=True)
+                index.hashes, index.buckets = uniq.astype(np.int32), all_b[first]
         ordered = sorted(counts)
         index.non_full = {b: counts[b] for b in ordered}
         index.all_buckets = list(ordered)

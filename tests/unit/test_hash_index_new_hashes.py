@@ -70,3 +70,14 @@ def test_known_batch_reports_no_new_hashes() -> None:
     assert len(got.new_hashes) == 0 and len(got.new_buckets) == 0
     assert got.buckets.tolist() == [h // 10 for h in range(4999, -1, -1)]
     assert ix.assign_new(np.zeros(0, np.int32)).buckets.tolist() == []
+
+
+def test_load_sorted_and_interleaved_files() -> None:
+    """One sorted file is taken as is; files whose hashes interleave (or a Java file in hash-set order) are merged."""
+    one = PartitionIndex.load([(0, np.array([-5, 1, 9], np.int32))], target_row_num=10)
+    assert one.hashes.tolist() == [-5, 1, 9] and one.buckets.tolist() == [0, 0, 0]
+    two = PartitionIndex.load([(0, np.array([1, 9], np.int32)), (1, np.array([-5, 4], np.int32))], target_row_num=10)
+    assert two.hashes.tolist() == [-5, 1, 4, 9] and two.buckets.tolist() == [1, 0, 1, 0]
+    java = PartitionIndex.load([(3, np.array([9, -5, 1], np.int32))], target_row_num=10)
+    assert java.hashes.tolist() == [-5, 1, 9] and java.buckets.tolist() == [3, 3, 3]
+    assert java.lookup(np.array([1, 2], np.int32)).tolist() == [3, -1]
