@@ -29,6 +29,7 @@ import pyarrow as pa
 from laketide.fs import FileIO
 from laketide.index.hash_index import (
     HASH_INDEX,
+    Assigned,
     PartitionIndex,
     compute_assigner,
     read_hash_index,
@@ -146,8 +147,11 @@ class DynamicBucketIndex:
     # Where index files live (``index-file-in-data-file-dir`` puts them in the bucket directory); None: index/.
     path_factory: FileStorePathFactory | None = None
     paths: TablePaths = field(init=False)
-    _new: dict[tuple[bytes, int], list[np.ndarray]] = field(default_factory=dict)
+    # (partition, bucket) -> the hashes notified since the last prepare_commit, each array flagged True when it
+    # is already sorted and distinct and holds only hashes the bucket did not have (``notify_new``)
+    _new: dict[tuple[bytes, int], list[tuple[np.ndarray, bool]]] = field(default_factory=dict)
     _by_partition: dict[bytes, list[int]] = field(init=False)
+    generation: int = 0  # bumped by abort(): assigners built on this index drop what they remembered
 
     def __post_init__(self) -> None:
         self.paths = TablePaths(self.table_path)
@@ -192,14 +196,23 @@ class DynamicBucketIndex:
 
     def notify(self, partition: bytes, bucket: int, hashes: np.ndarray) -> None:
         """Key hashes written to a bucket (Paimon: DynamicBucketIndexMaintainer.notifyNewRecord)."""
-        self._new.setdefault((partition, bucket), []).append(np.asarray(hashes, dtype=np.int32))
+        self._new.setdefault((partition, bucket), []).append((np.asarray(hashes, dtype=np.int32), False))
+
+    def notify_new(self, partition: bytes, hashes: np.ndarray, buckets: np.ndarray) -> None:
+        """Hashes the assigner met for the first time (sorted, distinct; ``buckets`` aligned): only these change
+        the index files, and they need no sort at ``prepare_commit``."""
+        if len(hashes) == 0:
+            return
+        for bucket, idx in _runs_by_bucket(buckets):
+            part = hashes if idx is None else hashes[idx]
+            self._new.setdefault((partition, bucket), []).append((part, True))
 
     def prepare_commit(self) -> dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]]:
         """Write a new index file for every bucket that gained hashes: (new file, the file it replaces)."""
         out: dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]] = {}
         for key, parts in self._new.items():
             previous = self.files.get(key)
-            new = _sorted_unique(np.concatenate(parts))
+            new = _distinct_sorted(parts)
             if previous is None:
                 merged = new
             else:
@@ -221,6 +234,27 @@ class DynamicBucketIndex:
 
     def abort(self) -> None:
         self._new.clear()
+        self.generation += 1
+
+
+def _distinct_sorted(parts: list[tuple[np.ndarray, bool]]) -> np.ndarray:
+    """The distinct hashes of ``parts``, sorted; one part from ``notify_new`` already is."""
+    if len(parts) == 1 and parts[0][1]:
+        return parts[0][0]
+    return _sorted_unique(np.concatenate([hashes for hashes, _ in parts]))
+
+
+def _runs_by_bucket(buckets: np.ndarray) -> Iterator[tuple[int, np.ndarray | None]]:
+    """(bucket, positions) of each bucket in ``buckets``, positions ascending (None: every position)."""
+    first = int(buckets[0])
+    if bool((buckets == first).all()):
+        yield first, None
+        return
+    order = np.argsort(buckets.astype(np.int16), kind="stable")  # int16: a radix sort, order kept per bucket
+    sorted_b = buckets[order]
+    bounds = (np.flatnonzero(np.diff(sorted_b)) + 1).tolist()
+    for s, e in zip([0, *bounds], [*bounds, len(order)]):
+        yield int(sorted_b[s]), order[s:e]
 
 
 @dataclass(slots=True)
@@ -239,9 +273,11 @@ class HashBucketAssigner:
     _partitions: dict[bytes, dict[int, PartitionIndex]] = field(default_factory=dict)
     _rng: np.random.Generator = field(init=False)
     loads: int = 0  # partition loads so far (evicted partitions load again)
+    _generation: int = field(init=False)
 
     def __post_init__(self) -> None:
         self._rng = np.random.default_rng(self.seed)
+        self._generation = self.index.generation
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -269,23 +305,39 @@ class HashBucketAssigner:
 
     def assign(self, partition: bytes, key_hashes: np.ndarray) -> np.ndarray:
         """Bucket of every key of one partition, in order (vectorized per assigner)."""
+        return self.assign_new(partition, key_hashes)[0]
+
+    def assign_new(self, partition: bytes, key_hashes: np.ndarray) -> tuple[np.ndarray, list[Assigned]]:
+        """``assign``, and per assigner the hashes met for the first time with their buckets (sorted, distinct;
+        the assigners' hash sets are disjoint)."""
+        if self._generation != self.index.generation:  # the index dropped what it was told: forget it too
+            self._partitions.clear()
+            self._generation = self.index.generation
         p_hash = partition_hash(partition)
         indexes = self._partitions.get(partition)
         if indexes is None:
             indexes = self._partitions[partition] = self._load(partition, p_hash)
         lay = self.layout
+        if lay.num_channels == 1:  # one assigner takes every key
+            return self._assign_one(indexes, 0, key_hashes)
         who = compute_assigner(p_hash, key_hashes, num_channels=lay.num_channels, num_assigners=lay.num_assigners)
         out = np.empty(len(key_hashes), dtype=np.int32)
-        for aid in np.unique(who).tolist():
-            index = indexes.get(aid)
-            if index is None:
-                raise ValueError(f"keys of assigner {aid} reached a writer that only assigns {self.ids}")
+        fresh: list[Assigned] = []
+        for aid in np.flatnonzero(np.bincount(who, minlength=lay.num_channels)).tolist():
             mask = who == aid
-            out[mask] = index.assign(
-                key_hashes[mask], my_bucket=_owner_filter(lay.num_assigners, self._owned(aid)),
-                max_buckets=self.max_buckets, rng=self._rng,
-            )
-        return out
+            buckets, new = self._assign_one(indexes, aid, key_hashes[mask])
+            out[mask] = buckets
+            fresh += new
+        return out, fresh
+
+    def _assign_one(self, indexes: dict[int, PartitionIndex], aid: int,
+                    key_hashes: np.ndarray) -> tuple[np.ndarray, list[Assigned]]:
+        index = indexes.get(aid)
+        if index is None:
+            raise ValueError(f"keys of assigner {aid} reached a writer that only assigns {self.ids}")
+        got = index.assign_new(key_hashes, my_bucket=_owner_filter(self.layout.num_assigners, self._owned(aid)),
+                               max_buckets=self.max_buckets, rng=self._rng)
+        return got.buckets, [got]
 
     def prepare_commit(self) -> None:
         """Drop the partitions not touched since the last call (they reload from the index files on demand)."""
@@ -333,14 +385,21 @@ def route_dynamic(
         rows = group.rows
         part = serialize_binary_row(list(group.partition), partition_types)  # type: ignore[arg-type]
         hashes = hash_rows(rows, keys, key_types) if index is not None or assigned is None else None
+        notify_rows = index is not None
         if assigned is not None:
             buckets = np.asarray(rows.column(ASSIGNED_BUCKET_COLUMN).to_numpy(zero_copy_only=False), np.int32)
             rows = rows.drop_columns([ASSIGNED_BUCKET_COLUMN])
         else:
             assert assigner is not None and hashes is not None
-            buckets = assigner.assign(part, hashes)
+            buckets, fresh = assigner.assign_new(part, hashes)
+            if index is not None and assigner.index is index:
+                # The assigner knows which hashes are new to their bucket, already sorted: the index files
+                # change by exactly these (a known hash is in its bucket's file or pending there already).
+                for got in fresh:
+                    index.notify_new(part, got.new_hashes, got.new_buckets)
+                notify_rows = False
         for bucket, bucket_rows, idx in split_by_bucket(rows, buckets):
-            if index is not None and hashes is not None:
+            if notify_rows and index is not None and hashes is not None:
                 index.notify(part, bucket, hashes[idx])
             yield Group(group.partition, bucket, bucket_rows)
 
