@@ -22,7 +22,9 @@ def _rows(keys: np.ndarray, v: int) -> pa.Table:
 
 def _write_updates(t, oracle: dict[int, tuple]) -> None:  # noqa: ANN001
     rng = np.random.default_rng(7)
-    base = np.arange(2000)
+    # A base run several times larger than the updates: universal compaction's size-ratio pick then keeps the
+    # updates in their own levels (the tests need files in several levels), whatever the files' encoded sizes.
+    base = np.arange(8000)
     t.write(_rows(base, -1))
     oracle.update({int(k): (-1, f"s{k % 7}") for k in base})
     for i in range(4):
