@@ -8,7 +8,7 @@ rows into bucket order and the buffers, and only then flushed: a full copy of th
 ``write-buffer-size`` said. Filling one bucket after the other also keeps the flushes as large as the budget
 allows: a bucket that fits the budget is flushed once per write (one level-0 run), as before; rows spread over
 all buckets at once would flush each of them every budget / buckets bytes, multiplying the level-0 runs and
-bringing compaction into the write.
+bringing compaction into the write. A call whose rows fit in the budget less one piece is split in one go.
 
 Paimon: memory.MemoryPoolFactory (preemptMemory), mergetree.MergeTreeWriter (flushMemory)
 """
@@ -27,9 +27,10 @@ MIN_PIECE_ROWS = 4096
 
 def piece_rows(table: pa.Table, budget: int) -> int | None:
     """Rows of ``table`` in about ``budget / PIECES_PER_BUDGET`` Arrow bytes (at least MIN_PIECE_ROWS); None when
-    the whole table is that small."""
+    the whole table fits in the budget less one piece (then it is split in one go, as a single piece would be:
+    one copy in bucket order, which is cheaper than a copy per group)."""
     limit = max(1, budget // PIECES_PER_BUDGET)
     size, n = int(table.nbytes), int(table.num_rows)
-    if size <= limit or n <= MIN_PIECE_ROWS:
+    if size <= budget - limit or n <= MIN_PIECE_ROWS:
         return None
     return max(MIN_PIECE_ROWS, n * limit // size)
