@@ -167,3 +167,23 @@ def test_large_writes_with_tiny_buffer_equal_dict_oracle(tmp_path_factory, engin
                 oracle.pop(k, None)
     got = {r["k"]: r for r in t.read().to_pylist()}
     assert got == oracle
+
+
+def test_bucket_hash_in_chunks_equals_whole_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    from laketide import types
+    from laketide.meta.bucket import bucket_ids
+    from laketide.write import bucketing
+
+    rng = np.random.default_rng(3)
+    n = 10_000
+    strings = np.array([f"s{i}" * int(rng.integers(1, 6)) for i in range(n)], dtype=object)
+    strings[rng.random(n) < 0.1] = None
+    table = pa.Table.from_batches(pa.table({
+        "a": pa.array(rng.integers(-10**12, 10**12, n), pa.int64()),
+        "s": pa.array(strings, pa.string()),
+    }).to_batches(max_chunksize=3_001))  # several chunks, so chunks and hash slices do not line up
+    key_types = [types.BigIntType(), types.VarCharType()]
+    whole = np.asarray(bucket_ids(table.combine_chunks(), ["a", "s"], key_types, 7), dtype=np.int64)
+    monkeypatch.setattr(bucketing, "HASH_CHUNK_ROWS", 1_000)
+    got = bucketing._bucket_ids_chunked(table, ["a", "s"], key_types, 7)
+    assert (got == whole).all()
