@@ -32,16 +32,21 @@ def split_by_partition_and_bucket(
     bucket_keys: Sequence[str],
     bucket_key_types: Sequence[DataType],
     num_buckets: int,
+    max_rows: int | None = None,
 ) -> Iterator[Group]:
-    """Group rows by partition values and bucket; ``num_buckets`` <= 0 puts every row in bucket 0."""
+    """Group rows by partition values and bucket; ``num_buckets`` <= 0 puts every row in bucket 0.
+
+    With ``max_rows`` a group comes as several consecutive pieces of at most that many rows (in input order), each
+    copied from ``table`` only when the caller asks for it: the caller bounds the memory of the copies.
+    """
     n = table.num_rows
     if n == 0:
         return
     if num_buckets <= 0 and not partition_keys:  # an unpartitioned unaware-bucket table: one group, no codes
-        yield Group((), 0, table)
+        yield from _pieces((), 0, table, max_rows)
         return
     if num_buckets > 0:
-        buckets = np.asarray(bucket_ids(table, bucket_keys, bucket_key_types, num_buckets), dtype=np.int64)
+        buckets = _bucket_ids_chunked(table, bucket_keys, bucket_key_types, num_buckets)
     else:
         buckets = np.zeros(n, dtype=np.int64)
 
@@ -60,7 +65,7 @@ def split_by_partition_and_bucket(
         radix *= len(encoded.dictionary) or 1
 
     if radix == 1:  # single group: no shuffle needed
-        yield Group(tuple(d[0].as_py() for d in dictionaries), int(buckets[0]), table)
+        yield from _pieces(tuple(d[0].as_py() for d in dictionaries), int(buckets[0]), table, max_rows)
         return
     # numpy's stable sort is a radix sort for integers of 16 bits or less: use the narrowest type that fits.
     if radix <= 1 << 8:
@@ -72,8 +77,34 @@ def split_by_partition_and_bucket(
     boundaries = np.flatnonzero(np.diff(sorted_code)) + 1
     starts = np.concatenate(([0], boundaries))
     ends = np.concatenate((boundaries, [n]))
-    taken = table.take(pa.array(order))
+    if max_rows is None:
+        taken = table.take(pa.array(order))
     for s, e in zip(starts.tolist(), ends.tolist()):
         first = int(order[s])
         values = tuple(d[int(c[first])].as_py() for d, c in zip(dictionaries, part_codes))
-        yield Group(values, int(buckets[first]), taken.slice(s, e - s))
+        if max_rows is None:
+            yield Group(values, int(buckets[first]), taken.slice(s, e - s))
+            continue
+        for start in range(s, e, max_rows):  # taken piece by piece: no copy of the whole input at once
+            yield Group(values, int(buckets[first]), table.take(pa.array(order[start:min(e, start + max_rows)])))
+
+
+# Rows hashed at once: the hash's numpy temporaries of a few MiB stay in cache and are reused by the allocator;
+# temporaries over a whole 8M-row column are fresh mappings each time (page faults): 0.26 s -> 0.14 s at 8M rows.
+HASH_CHUNK_ROWS = 1 << 18
+
+
+def _bucket_ids_chunked(table: pa.Table, bucket_keys: Sequence[str], bucket_key_types: Sequence[DataType],
+                        num_buckets: int) -> np.ndarray:
+    n = table.num_rows
+    parts = [np.asarray(bucket_ids(table.slice(start, HASH_CHUNK_ROWS), bucket_keys, bucket_key_types, num_buckets),
+                        dtype=np.int64) for start in range(0, n, HASH_CHUNK_ROWS)]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _pieces(partition: tuple[object, ...], bucket: int, table: pa.Table, max_rows: int | None) -> Iterator[Group]:
+    if max_rows is None or table.num_rows <= max_rows:
+        yield Group(partition, bucket, table)
+        return
+    for start in range(0, table.num_rows, max_rows):
+        yield Group(partition, bucket, table.slice(start, max_rows))

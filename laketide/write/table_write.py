@@ -48,6 +48,7 @@ from laketide.write.bucket_assigner import (
 from laketide.write.bucketing import Group, split_by_partition_and_bucket
 from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
+from laketide.write.write_budget import piece_rows
 from laketide.io.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
 # Arrow bytes per row group of a primary-key table's Parquet files (about 16k-32k rows of a typical row).
@@ -263,16 +264,19 @@ class TableWrite:
                 self._writer(group.partition, group.bucket).write(group.rows)
             self._bound_write_buffers()
             return
+        # Primary-key rows go to the buffers a bucket at a time, in pieces, bounded after each
+        # (write/write_budget.py).
         for group in split_by_partition_and_bucket(
             table,
             partition_keys=self.schema.partition_keys,
             bucket_keys=self.bucket_keys,
             bucket_key_types=self.bucket_key_types,
             num_buckets=self.num_buckets,
+            max_rows=piece_rows(table, self.options.write_buffer_size) if self.has_primary_key else None,
         ):
             self._writer(group.partition, group.bucket).write(group.rows)
-        if self.has_primary_key:
-            self._bound_write_buffers()
+            if self.has_primary_key:
+                self._bound_write_buffers()
 
     def prepare(
         self,
