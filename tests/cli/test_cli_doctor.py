@@ -87,7 +87,7 @@ def test_skewed_buckets(warehouse: str, cat: laketide.Catalog) -> None:
 
 def test_bucket_far_above_target_file_size(warehouse: str, cat: laketide.Catalog) -> None:
     t = cat.create_table("db.big", APPEND, primary_key=["id"], options={"bucket": "1", "target-file-size": "4 kb"})
-    t.write(_rows(5000))
+    t.write(_rows(20000))
     code, findings = _doctor(warehouse, "db.big")
     [f] = [f for f in findings if f["check"] == "bucket-size"]
     assert f["value"] > 8 and "bucket" in f["fix"]
