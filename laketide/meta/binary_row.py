@@ -602,12 +602,26 @@ def _fmix_array(h: np.ndarray, lengths: np.ndarray | int) -> np.ndarray:
 _LONG_ROW_BYTES = 128
 
 
+# Rows hashed at once: the hash's numpy temporaries of a few MiB stay in cache and are reused by the allocator;
+# temporaries over a whole 8M-row column are fresh mappings each time (page faults): 0.26 s -> 0.14 s at 8M rows.
+HASH_CHUNK_ROWS = 1 << 18
+
+
 def hash_rows(data: pa.RecordBatch | pa.Table, columns: Sequence[str], types: Sequence[DataType]) -> np.ndarray:
     """BinaryRow.hashCode() of every row's projection on ``columns``, as int32, vectorized.
 
     Short rows go through numpy, one step per 4-byte word across all rows; long rows (long strings or binaries)
-    through mmh3 row by row, so a key costs about as much as reading its bytes whatever its length.
+    through mmh3 row by row, so a key costs about as much as reading its bytes whatever its length. Large inputs
+    are hashed HASH_CHUNK_ROWS rows at a time.
     """
+    n = data.num_rows
+    if n <= HASH_CHUNK_ROWS:
+        return _hash_rows(data, columns, types)
+    return np.concatenate([_hash_rows(data.slice(start, HASH_CHUNK_ROWS), columns, types)
+                           for start in range(0, n, HASH_CHUNK_ROWS)])
+
+
+def _hash_rows(data: pa.RecordBatch | pa.Table, columns: Sequence[str], types: Sequence[DataType]) -> np.ndarray:
     n = data.num_rows
     if n == 0:
         return np.zeros(0, dtype=np.int32)

@@ -171,8 +171,8 @@ def test_large_writes_with_tiny_buffer_equal_dict_oracle(tmp_path_factory, engin
 
 def test_bucket_hash_in_chunks_equals_whole_column(monkeypatch: pytest.MonkeyPatch) -> None:
     from laketide import types
+    from laketide.meta import binary_row
     from laketide.meta.bucket import bucket_ids
-    from laketide.write import bucketing
 
     rng = np.random.default_rng(3)
     n = 10_000
@@ -184,6 +184,6 @@ def test_bucket_hash_in_chunks_equals_whole_column(monkeypatch: pytest.MonkeyPat
     }).to_batches(max_chunksize=3_001))  # several chunks, so chunks and hash slices do not line up
     key_types = [types.BigIntType(), types.VarCharType()]
     whole = np.asarray(bucket_ids(table.combine_chunks(), ["a", "s"], key_types, 7), dtype=np.int64)
-    monkeypatch.setattr(bucketing, "HASH_CHUNK_ROWS", 1_000)
-    got = bucketing._bucket_ids_chunked(table, ["a", "s"], key_types, 7)
+    monkeypatch.setattr(binary_row, "HASH_CHUNK_ROWS", 1_000)
+    got = bucket_ids(table, ["a", "s"], key_types, 7)
     assert (got == whole).all()
