@@ -13,7 +13,8 @@ All on one local[2] session, interleaved round by round (medians; the ratio is p
   pass after a JVM shuffle), every row into Python without a shuffle. A design costs at least its floor plus the
   Python sort / dedupe / encode (~0.1 s per 125k rows);
 - the floors of the Spark-native design (rows never enter Python; laketide.spark.native_write): the Java bucket +
-  shuffle + Spark's sort of each bucket by key, + ``df.write.parquet`` (zstd, as the table), + the keep-last
+  shuffle (+ ``df.write.parquet`` without a sort: the floor of every shuffle-then-write design) + Spark's sort of
+  each bucket by key, + ``df.write.parquet`` (zstd, as the table), + the keep-last
   dedupe and sequence numbers as two windows over that one sort; and ``lts.write(native=True)`` itself.
 
 Besides wall time (noisy on a shared machine) each variant's CPU time is reported: the JVM's and its Python
@@ -169,6 +170,10 @@ def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
         "df.write.parquet zstd": lambda: zstd(src),
         "native: bucket + shuffle + sort": lambda: noop(native_rows(False)),
         "native: bucket + shuffle + sort + write": lambda: zstd(native_rows(False)),
+        # Any design that shuffles by bucket and writes with Spark's Parquet writer costs at least this, before
+        # its sort, dedupe and key-value columns.
+        "native: bucket + shuffle + write (no sort)": lambda: zstd(src.withColumn("__b", jvm_bucket)
+                                                                .repartitionById(4, "__b").drop("__b")),
         "native: + dedupe + numbering (1 sort)": lambda: zstd(native_rows(True)),
         "lts.write(native=True)": native_write,
     }
