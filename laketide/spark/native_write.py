@@ -15,10 +15,11 @@ Arrow's vectorized sort and pyarrow's encode in the Python workers. The steps:
 3. Spark writes Parquet (``partitionBy`` the bucket and aliases of the partition columns, so every file holds
    one (partition, bucket) and keeps its partition columns) into a staging directory inside the table directory,
    with the table's codec, field ids and timestamp unit;
-4. small Python tasks read each file back with pyarrow and describe it with laketide's own stats functions
-   (``FileStore.describe_written_file``); the driver renames each file into its bucket directory under a Paimon
-   data-file name and commits everything as one snapshot through the normal commit (conflict checks, the
-   (commit user, identifier) pair of an exactly-once write).
+4. small Python tasks describe each file from its Parquet footer (``FileStore.describe_written_file_from_footer``:
+   the row-group statistics where they equal laketide's own stats; read back are only float columns, bounds a
+   row group left out, and the first / last row's key and partition); the driver renames each file into its
+   bucket directory under a Paimon data-file name and commits everything as one snapshot through the normal
+   commit (conflict checks, the (commit user, identifier) pair of an exactly-once write).
 
 A failed Spark job leaves no snapshot: Spark removes its task output, the driver deletes the staging directory,
 and files renamed before a failed commit are deleted (or, if the driver dies, stay orphans in bucket directories
@@ -56,6 +57,7 @@ PART_PREFIX = "__laketide_p"
 NATIVE_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "none": "uncompressed",
                  "uncompressed": "uncompressed"}
 _KEY_TYPES = ("IntegerType", "LongType", "ShortType", "ByteType", "StringType", "DateType", "BooleanType")
+_UNTRUNCATED = 2**31 - 1  # parquet-mr's Integer.MAX_VALUE: statistics are not truncated
 _PLAIN_TYPES = _KEY_TYPES + ("FloatType", "DoubleType", "BinaryType", "TimestampNTZType", "TimestampType")
 
 
@@ -247,6 +249,9 @@ def _spark_write(df: DataFrame, table: Any, staging: str, *, base_seq: int, num_
         spark.conf.set(k, v)
     try:
         w = rows.write.mode("errorifexists").partitionBy(*partition_by).option("compression", codec)
+        # Untruncated footer bounds (parquet-mr's default, pinned against a session setting): the describe step
+        # takes min / max from the footer as exact values.
+        w = w.option("parquet.statistics.truncate.length", str(_UNTRUNCATED))
         if codec == "zstd":
             w = w.option("parquet.compression.codec.zstd.level", str(store.options.file_compression_zstd_level))
         w.parquet(staging)
@@ -304,7 +309,7 @@ def _describe(spark: Any, ref: TableRef, staging: str) -> list[tuple[Any, int]]:
 
     def describe(item: tuple[str, int]) -> tuple[Any, int]:
         path, bucket = item
-        return ref.data_table().store.describe_written_file(path), bucket
+        return ref.data_table().store.describe_written_file_from_footer(path), bucket
 
     rdd = spark.sparkContext.parallelize(staged, len(staged))
     return list(rdd.map(describe).collect())
