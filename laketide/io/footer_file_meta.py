@@ -37,6 +37,7 @@ from laketide.meta.manifest import EMPTY_ROW_BYTES, DataFileMeta, FileSource, Si
 
 __all__ = ["describe_parquet_footer"]
 
+
 def describe_parquet_footer(
     file_io: FileIO,
     path: str,
