@@ -4,9 +4,11 @@
     .venv/bin/python -m bench.native_describe_ab --rows 500000 --repeat 5
 
 One local[2] session; rounds interleave ``lts.write(native=True)`` of the same cached rows into a fresh 4-bucket
-primary-key table with the describe step of main (``describe_written_file``: every column read back) and the
-footer one (``describe_written_file_from_footer``), alternating which goes first. Per variant: median wall time
-and CPU of the JVM's process tree (Python workers included) + this driver. Then the describe step alone: both
+primary-key table with the describe step of main (``describe_written_file`` in Python tasks: every column read
+back), the footer one in Python tasks (the cluster path) and the footer one in the driver (local mode's path),
+rotating which goes first. Per variant: median wall time
+and CPU of the JVM's process tree (Python workers included) + this driver, of the whole write and of its describe
+step. Then the describe step alone: both
 functions over the same Spark-written files in this process, interleaved, median ``process_time``.
 """
 
@@ -55,17 +57,38 @@ def run(rows: int, *, repeat: int, work: Path) -> None:
     src = spark.read.parquet(str(work / "src.parquet")).repartition(4).cache()
     src.count()
     footer_describe = nw._describe
-    variants = {"read back": _read_back_describe, "footer": footer_describe}
+    in_driver = nw._describe_in_driver
+
+    def footer_in_tasks(spark: Any, ref: Any, staging: str) -> list[tuple[Any, int]]:
+        nw._describe_in_driver = lambda spark: False
+        try:
+            return footer_describe(spark, ref, staging)
+        finally:
+            nw._describe_in_driver = in_driver
+
+    variants = {"read back": _read_back_describe, "footer tasks": footer_in_tasks, "footer": footer_describe}
     wall: dict[str, list[float]] = {k: [] for k in variants}
     cpu: dict[str, list[float]] = {k: [] for k in variants}
+    step_wall: dict[str, list[float]] = {k: [] for k in variants}
+    step_cpu: dict[str, list[float]] = {k: [] for k in variants}
+
+    def timed(key: str) -> Any:
+        def describe(spark: Any, ref: Any, staging: str) -> list[tuple[Any, int]]:
+            c0, t0 = _cpu(jvm)[1], time.perf_counter()
+            out = variants[key](spark, ref, staging)
+            step_wall[key].append(time.perf_counter() - t0)
+            step_cpu[key].append(_cpu(jvm)[1] - c0)
+            return out
+
+        return describe
     counter = iter(range(1_000_000))
     last = None
     for r in range(repeat + 1):  # round 0 warms up (JIT, workers), not counted
-        order = list(variants) if r % 2 else list(reversed(variants))
+        order = list(variants)[r % len(variants):] + list(variants)[:r % len(variants)]  # rotate who goes first
         for key in order:
             name = f"b.t{next(counter)}"
             last = cat.create_table(name, pk_schema, primary_key=["order_id"], options={"bucket": "4"})
-            nw._describe = variants[key]
+            nw._describe = timed(key)
             try:
                 c0, t0 = _cpu(jvm)[1], time.perf_counter()
                 ls.write(src, name, warehouse=wh, native=True)
@@ -77,9 +100,14 @@ def run(rows: int, *, repeat: int, work: Path) -> None:
                 cpu[key].append(c1 - c0)
     print(f"native PK write of {rows} rows, {repeat} interleaved rounds (medians)")
     for key in variants:
-        print(f"  {key:10s} wall {statistics.median(wall[key]):7.3f} s   tree CPU {statistics.median(cpu[key]):7.3f} s")
-    print(f"  footer / read back: wall {statistics.median(wall['footer']) / statistics.median(wall['read back']):.3f}x"
-          f"   CPU {statistics.median(cpu['footer']) / statistics.median(cpu['read back']):.3f}x")
+        print(f"  {key:12s} wall {statistics.median(wall[key]):7.3f} s   tree CPU {statistics.median(cpu[key]):7.3f} s")
+    for key in ("footer tasks", "footer"):
+        print(f"  {key} / read back: wall {statistics.median(wall[key]) / statistics.median(wall['read back']):.3f}x"
+              f"   CPU {statistics.median(cpu[key]) / statistics.median(cpu['read back']):.3f}x")
+    print("  the describe step inside those writes (Spark job of Python tasks; tree CPU includes the workers)")
+    for key in variants:
+        print(f"  {key:12s} wall {statistics.median(step_wall[key][1:]):7.3f} s   "
+              f"tree CPU {statistics.median(step_cpu[key][1:]):7.3f} s")
 
     assert last is not None
     paths = [p.replace("file://", "", 1) for s in last.scan().plan() for p in s.file_paths()]

@@ -15,11 +15,12 @@ Arrow's vectorized sort and pyarrow's encode in the Python workers. The steps:
 3. Spark writes Parquet (``partitionBy`` the bucket and aliases of the partition columns, so every file holds
    one (partition, bucket) and keeps its partition columns) into a staging directory inside the table directory,
    with the table's codec, field ids and timestamp unit;
-4. small Python tasks describe each file from its Parquet footer (``FileStore.describe_written_file_from_footer``:
-   the row-group statistics where they equal laketide's own stats; read back are only float columns, bounds a
-   row group left out, and the first / last row's key and partition); the driver renames each file into its
-   bucket directory under a Paimon data-file name and commits everything as one snapshot through the normal
-   commit (conflict checks, the (commit user, identifier) pair of an exactly-once write).
+4. each file is described from its Parquet footer (``FileStore.describe_written_file_from_footer``: the
+   row-group statistics where they equal laketide's own stats; read back are only float columns, bounds a row
+   group left out, and the first / last row's key and partition) — by the driver in local mode, else by small
+   Python tasks next to the data; the driver renames each file into its bucket directory under a Paimon
+   data-file name and commits everything as one snapshot through the normal commit (conflict checks, the
+   (commit user, identifier) pair of an exactly-once write).
 
 A failed Spark job leaves no snapshot: Spark removes its task output, the driver deletes the staging directory,
 and files renamed before a failed commit are deleted (or, if the driver dies, stay orphans in bucket directories
@@ -36,6 +37,7 @@ import datetime
 import os
 import shutil
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -301,11 +303,24 @@ def _staged_files(staging: str) -> list[tuple[str, int]]:
     return sorted(out)
 
 
+def _describe_in_driver(spark: Any) -> bool:
+    """Whether the driver describes the staged files itself: in local mode it shares the executors' machine and
+    cores, and a footer costs milliseconds — less than a Spark job of Python tasks (worker start, table load)."""
+    return str(spark.sparkContext.master).startswith("local")
+
+
 def _describe(spark: Any, ref: TableRef, staging: str) -> list[tuple[Any, int]]:
-    """Each staged file's DescribedFile, computed by Python tasks next to the data (one file per task)."""
+    """Each staged file's DescribedFile, from its footer: in the driver's threads in local mode, else by Python
+    tasks next to the data (one file per task)."""
     staged = _staged_files(staging)
     if not staged:
         return []
+    if _describe_in_driver(spark):
+        store = ref.data_table().store
+        threads = min(len(staged), os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=threads) as pool:  # pyarrow reads and decodes without the GIL
+            metas = list(pool.map(lambda item: store.describe_written_file_from_footer(item[0]), staged))
+        return [(m, bucket) for m, (_, bucket) in zip(metas, staged, strict=True)]
 
     def describe(item: tuple[str, int]) -> tuple[Any, int]:
         path, bucket = item

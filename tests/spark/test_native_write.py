@@ -243,6 +243,20 @@ def test_footer_metadata_equals_the_read_back_metadata(spark, cat, wh: str, kind
                                                        pypaimon) -> None:  # noqa: ANN001
     """The native path's files described from their footers (several row groups each, and a session that asks
     parquet-mr to truncate statistics) carry the metadata of reading them back and of the Python writer."""
+    check_footer_metadata(spark, cat, wh, kind, modes, pypaimon)
+
+
+@pytest.mark.parametrize("kind", ["pk-partitioned", "append-unaware"])
+def test_footer_metadata_described_by_spark_tasks(spark, cat, wh: str, kind: str, pypaimon,
+                                                  monkeypatch) -> None:  # noqa: ANN001
+    """The cluster path: Python tasks next to the files describe them (local mode describes in the driver)."""
+    import laketide.spark.native_write as nw
+
+    monkeypatch.setattr(nw, "_describe_in_driver", lambda spark: False)
+    check_footer_metadata(spark, cat, wh, kind, "full", pypaimon)
+
+
+def check_footer_metadata(spark, cat, wh: str, kind: str, modes: str, pypaimon) -> None:  # noqa: ANN001
     pk, parts, options = KINDS[kind]
     options = {**options, **STATS_MODES[modes]}
     native = cat.create_table("db.native", SCHEMA, primary_key=pk, partition_keys=parts, options=options)
@@ -294,3 +308,32 @@ def test_footer_metadata_equals_the_read_back_metadata(spark, cat, wh: str, kind
 def nan_safe(table_rows: list[dict]) -> list[dict]:
     """Rows comparable with ``==`` (NaN is not equal to itself)."""
     return [{k: "NaN" if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()} for r in table_rows]
+
+
+def test_footer_metadata_of_millisecond_timestamps(spark, cat, wh: str) -> None:  # noqa: ANN001
+    """Tables whose timestamps are all TIMESTAMP(3): Spark writes TIMESTAMP_MILLIS for the local-zoned one, and the
+    footer's bounds are millisecond values."""
+    schema = pa.schema([("k", pa.timestamp("ms")), ("v", pa.timestamp("ms", tz="UTC")),
+                        pa.field("n", pa.int32(), nullable=False)])
+    base = dt.datetime(2026, 3, 4, 5, 6, 7, 891000)
+    data = pa.table({"k": [base + dt.timedelta(milliseconds=7 * i) for i in range(300)],
+                     "v": [None if i % 4 else (base + dt.timedelta(days=i)).replace(tzinfo=dt.timezone.utc)
+                           for i in range(300)],
+                     "n": list(range(300))}, schema=schema)
+    tables = {n: cat.create_table(f"db.{n}", schema, primary_key=["n"], options={"bucket": "2"})
+              for n in ("native", "python")}
+    from laketide.spark.types import spark_schema
+
+    df = spark.createDataFrame(data, schema=spark_schema(schema)).repartition(2)
+    ls.write(df, "db.native", warehouse=wh, native=True)
+    ls.write(df, "db.python", warehouse=wh, native=False)
+    mine, ref = files_of(tables["native"]), files_of(tables["python"])
+    assert set(mine) == set(ref) and len(mine) == 2
+    for key, files in mine.items():
+        assert meta_view(files[0]) == meta_view(ref[key][0])
+        path = next(p for s in tables["native"].scan().plan() for p in s.file_paths()
+                    if p.endswith(files[0].file_name)).replace("file://", "", 1)
+        # TIMESTAMP_LTZ(3) as Spark's TIMESTAMP_MILLIS (its TIMESTAMP_NTZ columns are always micros)
+        assert pq.ParquetFile(path).schema_arrow.field("v").type == pa.timestamp("ms", tz="UTC")
+        assert meta_view(tables["native"].store.describe_written_file_from_footer(path).meta) == meta_view(files[0])
+    assert tables["native"].read().sort_by("n").equals(tables["python"].read().sort_by("n"))
