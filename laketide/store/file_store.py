@@ -181,6 +181,12 @@ class FileStore:
 
         return describe_written_file(self, path, first_sequence_number=first_sequence_number)
 
+    def describe_written_file_from_footer(self, path: str, *, first_sequence_number: int = 0) -> DescribedFile:
+        """``describe_written_file``'s result from the file's Parquet footer, reading back only what it lacks."""
+        from laketide.store.adopt import describe_written_file_from_footer
+
+        return describe_written_file_from_footer(self, path, first_sequence_number=first_sequence_number)
+
     def bucket_router(self) -> BucketRouter:
         """The public routing of rows to buckets (fixed) or bucket assigners (dynamic), for engines."""
         return BucketRouter(self)

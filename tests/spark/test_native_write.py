@@ -4,6 +4,7 @@ writer on the same rows: same table content (laketide and pypaimon), same file l
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 import laketide.spark as ls
 from laketide.exceptions import LaketideError, UnsupportedFeatureError
+from laketide.format.footer_stats import footer_column_stats
 
 SCHEMA = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
@@ -206,3 +208,132 @@ def test_tables_the_native_path_cannot_write_exactly(spark, cat, wh: str) -> Non
     narrower = df.selectExpr("CAST(id AS INT) AS id", *[c for c in SCHEMA.names if c != "id"])
     with pytest.raises(LaketideError, match="column id is int"):
         ls.write(narrower, "db.cast", warehouse=wh, native=True)
+
+
+def tricky_rows(n: int) -> pa.Table:
+    """Rows whose stats are easy to get wrong from a footer: NaN and -0.0, strings longer than 16 characters and
+    than the footer's 4096-byte statistics limit, unicode near the top code point, empty strings and binaries,
+    0xFF bytes, an all-null column."""
+    t = rows(n)
+    ids = t.column("id").to_pylist()
+    long = "\U0010ffff" * 1100  # 4400 UTF-8 bytes: parquet-mr leaves such row groups without min / max
+    s = [None if i % 5 == 0 else "" if i % 5 == 1 else long if i == 7 else f"é{'ü' * (i % 30)}{i}" for i in ids]
+    f32 = [math.nan if i % 11 == 0 else -0.0 if i % 11 == 1 else i / 4 for i in ids]
+    f64 = [None if i % 3 == 0 else -0.0 if i % 3 == 1 else -i / 3 for i in ids]
+    binary = [b"" if i % 4 == 0 else b"\xff" * (17 + i % 3) if i % 4 == 1 else bytes([i % 256]) for i in ids]
+    return (t.set_column(t.schema.get_field_index("s"), SCHEMA.field("s"), pa.array(s, pa.string()))
+             .set_column(t.schema.get_field_index("f32"), SCHEMA.field("f32"), pa.array(f32, pa.float32()))
+             .set_column(t.schema.get_field_index("f64"), SCHEMA.field("f64"), pa.array(f64, pa.float64()))
+             .set_column(t.schema.get_field_index("bin"), SCHEMA.field("bin"), pa.array(binary, pa.binary()))
+             .set_column(t.schema.get_field_index("i16"), SCHEMA.field("i16"), pa.nulls(n, pa.int16())))
+
+
+STATS_MODES = {
+    "default": {},
+    "none": {"metadata.stats-mode": "none"},
+    "counts": {"metadata.stats-mode": "counts", "fields.s.stats-mode": "truncate(3)"},
+    "full": {"metadata.stats-mode": "full", "fields.bin.stats-mode": "truncate(1)", "fields.id.stats-mode": "none"},
+    "truncate(2)": {"metadata.stats-mode": "truncate(2)", "fields.ts.stats-mode": "counts"},
+}
+
+
+@pytest.mark.parametrize("modes", list(STATS_MODES))
+@pytest.mark.parametrize("kind", ["pk-partitioned", "append-unaware"])
+def test_footer_metadata_equals_the_read_back_metadata(spark, cat, wh: str, kind: str, modes: str,
+                                                       pypaimon) -> None:  # noqa: ANN001
+    """The native path's files described from their footers (several row groups each, and a session that asks
+    parquet-mr to truncate statistics) carry the metadata of reading them back and of the Python writer."""
+    check_footer_metadata(spark, cat, wh, kind, modes, pypaimon)
+
+
+@pytest.mark.parametrize("kind", ["pk-partitioned", "append-unaware"])
+def test_footer_metadata_described_by_spark_tasks(spark, cat, wh: str, kind: str, pypaimon,
+                                                  monkeypatch) -> None:  # noqa: ANN001
+    """The cluster path: Python tasks next to the files describe them (local mode describes in the driver)."""
+    import laketide.spark.native_write as nw
+
+    monkeypatch.setattr(nw, "_describe_in_driver", lambda spark: False)
+    check_footer_metadata(spark, cat, wh, kind, "full", pypaimon)
+
+
+def check_footer_metadata(spark, cat, wh: str, kind: str, modes: str, pypaimon) -> None:  # noqa: ANN001
+    pk, parts, options = KINDS[kind]
+    options = {**options, **STATS_MODES[modes]}
+    native = cat.create_table("db.native", SCHEMA, primary_key=pk, partition_keys=parts, options=options)
+    python = cat.create_table("db.python", SCHEMA, primary_key=pk, partition_keys=parts, options=options)
+    data = tricky_rows(900)
+    df = frame(spark, data, 1 if kind == "append-unaware" else 2)
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()  # noqa: SLF001 - the session's Parquet writer settings
+    saved = {k: hadoop.get(k) for k in ("parquet.block.size", "parquet.statistics.truncate.length")}
+    hadoop.set("parquet.block.size", "4096")  # row groups of ~100 rows: the footer holds several per column
+    hadoop.set("parquet.statistics.truncate.length", "8")
+    try:
+        ls.write(df, "db.native", warehouse=wh, native=True)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                hadoop.unset(k)
+            else:
+                hadoop.set(k, v)
+    ls.write(df, "db.python", warehouse=wh, native=False)
+
+    mine, ref = files_of(native), files_of(python)
+    assert set(mine) == set(ref)
+    groups = unbounded = 0
+    for key, files in mine.items():
+        assert len(files) == 1 and len(ref[key]) == 1
+        committed = files[0]
+        assert meta_view(committed) == meta_view(ref[key][0])
+        path = next(p for s in native.scan().plan() for p in s.file_paths() if p.endswith(committed.file_name))
+        local = path.replace("file://", "", 1)
+        parquet = pq.ParquetFile(local)
+        groups = max(groups, parquet.metadata.num_row_groups)
+        unbounded += not footer_column_stats(parquet.metadata, parquet.schema_arrow, ["s"])["s"].bounded
+        read_back = native.store.describe_written_file(local)
+        footer = native.store.describe_written_file_from_footer(local)
+        if pk:
+            assert meta_view(footer.meta) == meta_view(read_back.meta) == meta_view(committed)
+        else:  # append files get their sequence numbers at adoption
+            def unnumbered(m) -> dict:  # noqa: ANN001
+                return {**meta_view(m), "seq": None}
+
+            assert unnumbered(footer.meta) == unnumbered(read_back.meta) == unnumbered(committed)
+        assert footer.partition_values == read_back.partition_values
+    assert groups > 1
+    assert unbounded == 1  # the file with the 4400-byte string: its row group has no min / max of s
+    assert nan_safe(by_id(native.read())) == nan_safe(by_id(python.read())) == nan_safe(by_id(data))
+    assert nan_safe(by_id(pypaimon.read(wh, "db.native").cast(SCHEMA))) == nan_safe(by_id(data))
+
+
+def nan_safe(table_rows: list[dict]) -> list[dict]:
+    """Rows comparable with ``==`` (NaN is not equal to itself)."""
+    return [{k: "NaN" if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()} for r in table_rows]
+
+
+def test_footer_metadata_of_millisecond_timestamps(spark, cat, wh: str) -> None:  # noqa: ANN001
+    """Tables whose timestamps are all TIMESTAMP(3): Spark writes TIMESTAMP_MILLIS for the local-zoned one, and the
+    footer's bounds are millisecond values."""
+    schema = pa.schema([("k", pa.timestamp("ms")), ("v", pa.timestamp("ms", tz="UTC")),
+                        pa.field("n", pa.int32(), nullable=False)])
+    base = dt.datetime(2026, 3, 4, 5, 6, 7, 891000)
+    data = pa.table({"k": [base + dt.timedelta(milliseconds=7 * i) for i in range(300)],
+                     "v": [None if i % 4 else (base + dt.timedelta(days=i)).replace(tzinfo=dt.timezone.utc)
+                           for i in range(300)],
+                     "n": list(range(300))}, schema=schema)
+    tables = {n: cat.create_table(f"db.{n}", schema, primary_key=["n"], options={"bucket": "2"})
+              for n in ("native", "python")}
+    from laketide.spark.types import spark_schema
+
+    df = spark.createDataFrame(data, schema=spark_schema(schema)).repartition(2)
+    ls.write(df, "db.native", warehouse=wh, native=True)
+    ls.write(df, "db.python", warehouse=wh, native=False)
+    mine, ref = files_of(tables["native"]), files_of(tables["python"])
+    assert set(mine) == set(ref) and len(mine) == 2
+    for key, files in mine.items():
+        assert meta_view(files[0]) == meta_view(ref[key][0])
+        path = next(p for s in tables["native"].scan().plan() for p in s.file_paths()
+                    if p.endswith(files[0].file_name)).replace("file://", "", 1)
+        # TIMESTAMP_LTZ(3) as Spark's TIMESTAMP_MILLIS (its TIMESTAMP_NTZ columns are always micros)
+        assert pq.ParquetFile(path).schema_arrow.field("v").type == pa.timestamp("ms", tz="UTC")
+        assert meta_view(tables["native"].store.describe_written_file_from_footer(path).meta) == meta_view(files[0])
+    assert tables["native"].read().sort_by("n").equals(tables["python"].read().sort_by("n"))
