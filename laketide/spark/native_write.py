@@ -107,7 +107,10 @@ def native_write_blocker(df: DataFrame, table: Any, *, mode: str, options: Mappi
         if kind not in _PLAIN_TYPES:
             return f"column {f.name} of type {f.dataType.simpleString()}"
         if kind.startswith("Timestamp"):
-            units.add(table.arrow_schema.field(f.name).type.unit)
+            unit = table.arrow_schema.field(f.name).type.unit
+            if kind == "TimestampNTZType" and unit == "ms":  # outputTimestampType covers zoned timestamps only
+                return f"column {f.name} is TIMESTAMP(3) without time zone (Spark writes it in microseconds)"
+            units.add(unit)
     if units - {"ms", "us"} or len(units) > 1:
         return f"timestamp units {sorted(units)} (Spark writes one of millis / micros per job)"
     for k in table.primary_keys:

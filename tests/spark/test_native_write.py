@@ -311,12 +311,14 @@ def nan_safe(table_rows: list[dict]) -> list[dict]:
 
 
 def test_footer_metadata_of_millisecond_timestamps(spark, cat, wh: str) -> None:  # noqa: ANN001
-    """Tables whose timestamps are all TIMESTAMP(3): Spark writes TIMESTAMP_MILLIS for the local-zoned one, and the
-    footer's bounds are millisecond values."""
-    schema = pa.schema([("k", pa.timestamp("ms")), ("v", pa.timestamp("ms", tz="UTC")),
+    """Tables whose timestamps are all TIMESTAMP_LTZ(3): Spark writes them as TIMESTAMP_MILLIS, and the footer's
+    bounds are millisecond values. A TIMESTAMP(3) without time zone is refused (Spark writes TIMESTAMP_NTZ in
+    microseconds; Paimon stores millis)."""
+    schema = pa.schema([("k", pa.timestamp("ms", tz="UTC")), ("v", pa.timestamp("ms", tz="UTC")),
                         pa.field("n", pa.int32(), nullable=False)])
     base = dt.datetime(2026, 3, 4, 5, 6, 7, 891000)
-    data = pa.table({"k": [base + dt.timedelta(milliseconds=7 * i) for i in range(300)],
+    data = pa.table({"k": [(base + dt.timedelta(milliseconds=7 * i)).replace(tzinfo=dt.timezone.utc)
+                           for i in range(300)],
                      "v": [None if i % 4 else (base + dt.timedelta(days=i)).replace(tzinfo=dt.timezone.utc)
                            for i in range(300)],
                      "n": list(range(300))}, schema=schema)
@@ -333,7 +335,14 @@ def test_footer_metadata_of_millisecond_timestamps(spark, cat, wh: str) -> None:
         assert meta_view(files[0]) == meta_view(ref[key][0])
         path = next(p for s in tables["native"].scan().plan() for p in s.file_paths()
                     if p.endswith(files[0].file_name)).replace("file://", "", 1)
-        # TIMESTAMP_LTZ(3) as Spark's TIMESTAMP_MILLIS (its TIMESTAMP_NTZ columns are always micros)
-        assert pq.ParquetFile(path).schema_arrow.field("v").type == pa.timestamp("ms", tz="UTC")
+        for name in ("k", "v"):  # TIMESTAMP_LTZ(3) as Spark's TIMESTAMP_MILLIS
+            assert pq.ParquetFile(path).schema_arrow.field(name).type == pa.timestamp("ms", tz="UTC")
         assert meta_view(tables["native"].store.describe_written_file_from_footer(path).meta) == meta_view(files[0])
     assert tables["native"].read().sort_by("n").equals(tables["python"].read().sort_by("n"))
+
+    ntz_schema = pa.schema([("k", pa.timestamp("ms")), pa.field("n", pa.int32(), nullable=False)])
+    ntz_table = cat.create_table("db.ntz", ntz_schema, primary_key=["n"], options={"bucket": "2"})
+    ntz = pa.table({"k": [base], "n": [1]}, schema=ntz_schema)
+    with pytest.raises(UnsupportedFeatureError, match="column k is TIMESTAMP.3. without time zone"):
+        ls.write(spark.createDataFrame(ntz, schema=spark_schema(ntz_schema)), "db.ntz", warehouse=wh, native=True)
+    assert ntz_table.read().num_rows == 0  # nothing written
