@@ -41,7 +41,9 @@ from laketide.scan.file_scan import PartitionCodec
 from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
 from laketide.types import BigIntType, DataType, IntType, SmallIntType, TinyIntType, to_arrow_type
+from laketide.mergetree.merge import take_run
 from laketide.write.bucketing import Group
+from laketide.write.routed_pieces import position_pieces
 
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
 
@@ -58,6 +60,15 @@ def key_bytes(rows: pa.Table, columns: Sequence[str], types: Sequence[DataType])
     buf = serialize_rows_arrow(rows, columns, types)
     return pa.Array.from_buffers(pa.large_binary(), len(buf), [None, pa.py_buffer(buf.offsets.astype(np.int64)),
                                                                pa.py_buffer(buf.data)])
+
+
+@dataclass(frozen=True, slots=True)
+class _Routed:
+    """Rows routed by one ``route`` call: positions in its input and the (partition id, bucket) of each."""
+
+    rows: np.ndarray
+    pids: np.ndarray
+    buckets: np.ndarray
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -303,8 +314,9 @@ class CrossPartitionAssigner:
             out[mask] = given
         return out
 
-    def route(self, table: pa.Table) -> Iterator[Group]:
-        """Route rows (with their ``_VALUE_KIND``) to (partition, bucket) groups, updating the key index.
+    def route(self, table: pa.Table, *, max_rows: int | None = None) -> Iterator[Group]:
+        """Route rows (with their ``_VALUE_KIND``) to (partition, bucket) groups, updating the key index; a group
+        comes in pieces of at most ``max_rows`` rows (None: its rows in one go, then its deletes).
 
         Columns other than the table's (``__laketide_*``) ride along; a moved key's delete carries those of the
         key's last row.
@@ -370,33 +382,19 @@ class CrossPartitionAssigner:
         if needs_new.any():
             new_bucket[needs_new] = self._new_buckets(target[needs_new])
         key_bucket = np.where(stays | (known & (engine is not MergeEngine.DEDUPLICATE)), old_bucket, new_bucket)
-        # rows: rewrite the partition where it differs from the key's (partial-update / aggregation)
+        # rows: the kept ones where routing put them (partial-update / aggregation rewrite the partition where it
+        # differs from the key's), then a delete in the old place of each moved key; copied piece by piece
         kept_idx = np.flatnonzero(keep)
-        rows = table.take(pa.array(kept_idx))
         row_codes = codes[kept_idx]
-        rows_pid = target[row_codes]
-        rows_bucket = key_bucket[row_codes]
-        if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE):
-            rows = self._set_partitions(rows, rows_pid, changed=row_part[kept_idx] != rows_pid)
-        pieces = [rows]
-        pid_parts = [rows_pid]
-        bucket_parts = [rows_bucket]
-        if engine is MergeEngine.DEDUPLICATE:
-            gone = np.flatnonzero(moved)
-            if len(gone):
-                deletes = table.take(pa.array(last[gone]))
-                deletes = self._set_partitions(deletes, old_part[gone], changed=np.ones(len(gone), bool))
-                kind_col = deletes.schema.get_field_index(VALUE_KIND)
-                deletes = deletes.set_column(kind_col, deletes.schema.field(kind_col),
-                                             pa.array(np.full(len(gone), int(RowKind.DELETE), np.int8)))
-                pieces.append(deletes)
-                pid_parts.append(old_part[gone])
-                bucket_parts.append(old_bucket[gone])
+        gone = np.flatnonzero(moved) if engine is MergeEngine.DEDUPLICATE else np.zeros(0, np.int64)
         self._update_index(uniq_keys, pos, known, target, key_bucket,
                            ends_deleted & (engine is MergeEngine.DEDUPLICATE))
         self._stamp(now, pos[pos >= 0])
-        all_rows = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
-        yield from self._groups(all_rows, np.concatenate(pid_parts), np.concatenate(bucket_parts))
+        yield from self._groups(
+            table, _Routed(kept_idx, target[row_codes], key_bucket[row_codes]),
+            _Routed(last[gone], old_part[gone], old_bucket[gone]),
+            row_part=row_part if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE) else None,
+            max_rows=max_rows)
 
     def _row_partitions(self, table: pa.Table) -> np.ndarray:
         keys = list(self.schema.partition_keys)
@@ -469,19 +467,38 @@ class CrossPartitionAssigner:
                 self.part_of = np.concatenate([self.part_of, target[fresh].astype(np.int32)])
                 self.bucket_of = np.concatenate([self.bucket_of, bucket[fresh].astype(np.int32)])
 
-    def _groups(self, rows: pa.Table, pids: np.ndarray, buckets: np.ndarray) -> Iterator[Group]:
-        if rows.num_rows == 0:
+    def _groups(self, table: pa.Table, kept: _Routed, deletes: _Routed, *, row_part: np.ndarray | None,
+                max_rows: int | None) -> Iterator[Group]:
+        """Bucket groups in (partition, bucket) order: each group's kept rows in arrival order, then its deletes;
+        rows are taken from ``table`` at most ``max_rows`` at a time (None: a group's kept rows in one go).
+        ``row_part`` (partial-update / aggregation): each row's own partition, rewritten where it differs."""
+        n_kept = len(kept.rows)
+        code = np.concatenate([kept.pids, deletes.pids]).astype(np.int64) * (1 << 16)
+        code += np.concatenate([kept.buckets, deletes.buckets])
+        if len(code) == 0:
             return
-        code = pids.astype(np.int64) * (1 << 16) + buckets
-        order = np.argsort(code, kind="stable")
+        order = np.argsort(code, kind="stable")  # stable: a group's positions stay ascending, kept rows first
         sorted_code = code[order]
-        bounds = np.flatnonzero(np.diff(sorted_code)) + 1
-        starts = np.concatenate(([0], bounds)).tolist()
-        ends = np.concatenate((bounds, [len(order)])).tolist()
-        taken = rows.take(pa.array(order))
-        for s, e in zip(starts, ends):
+        bounds = (np.flatnonzero(np.diff(sorted_code)) + 1).tolist()
+        for s, e in zip([0, *bounds], [*bounds, len(order)]):
             c = int(sorted_code[s])
-            yield Group(self.part_values[c >> 16], c & 0xFFFF, taken.slice(s, e - s))
+            pid, bucket, values = c >> 16, c & 0xFFFF, self.part_values[c >> 16]
+            sel = order[s:e]
+            split = int(np.searchsorted(sel, n_kept))
+            for at in position_pieces(kept.rows[sel[:split]], max_rows):
+                rows = take_run(table, at)
+                if row_part is not None:
+                    rows = self._set_partitions(rows, np.full(len(at), pid, np.int32), changed=row_part[at] != pid)
+                yield Group(values, bucket, rows)
+            for at in position_pieces(deletes.rows[sel[split:] - n_kept], max_rows):
+                yield Group(values, bucket, self._as_deletes(table.take(at), pid))
+
+    def _as_deletes(self, rows: pa.Table, pid: int) -> pa.Table:
+        """``rows`` as deletes in partition ``pid`` (a moved key's delete in its old place)."""
+        rows = self._set_partitions(rows, np.full(rows.num_rows, pid, np.int32), changed=np.ones(rows.num_rows, bool))
+        kind_col = rows.schema.get_field_index(VALUE_KIND)
+        return rows.set_column(kind_col, rows.schema.field(kind_col),
+                               pa.array(np.full(rows.num_rows, int(RowKind.DELETE), np.int8)))
 
     @property
     def nbytes(self) -> int:
