@@ -449,6 +449,9 @@ class TableWrite:
             w.abort()
         if self._dynamic_index is not None:
             self._dynamic_index.abort()
+        if self._cross is not None:  # it learnt the aborted rows' keys: bootstrap again at the next write
+            self._cross = None
+            self.key_index_base = None
 
     def close(self) -> None:
         self._writers.clear()
