@@ -201,16 +201,23 @@ class CrossPartitionAssigner:
         key_chunks: list[pa.Array] = []
         parts: list[np.ndarray] = []
         buckets: list[np.ndarray] = []
+        read_counts: dict[tuple[int, int], int] = {}
         for split in plan.splits:
             pid = out.partition_id(tuple(split.partition_values))
             for keys in plan.read(split):
                 key_chunks.append(key_bytes(keys, pk, types))
                 parts.append(np.full(keys.num_rows, pid, np.int32))
                 buckets.append(np.full(keys.num_rows, split.bucket, np.int32))
+                read_counts[(pid, split.bucket)] = read_counts.get((pid, split.bucket), 0) + keys.num_rows
         dups = 0
         if key_chunks:
             keys = pa.concat_arrays(key_chunks)
             part_of, bucket_of = np.concatenate(parts), np.concatenate(buckets)
+        if key_chunks and not _has_duplicates(keys):  # the usual case: the counts are what each bucket read
+            out.keys, out.part_of, out.bucket_of = keys, part_of, bucket_of
+            for (pid, bucket), c in read_counts.items():
+                out.counts.setdefault(pid, {})[bucket] = c
+        elif key_chunks:
             # A key in two places means two jobs wrote the table: keep the first, report the rest.
             encoded = pc.dictionary_encode(keys)
             _, first = np.unique(encoded.indices.to_numpy(), return_index=True)
@@ -397,22 +404,32 @@ class CrossPartitionAssigner:
             max_rows=max_rows)
 
     def _row_partitions(self, table: pa.Table) -> np.ndarray:
+        """The partition id of every row."""
         keys = list(self.schema.partition_keys)
         code = np.zeros(table.num_rows, dtype=np.int64)
         radix = 1
         dictionaries = []
-        idxs = []
+        radices = []
         for name in keys:
             enc = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
             idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
             dictionaries.append(enc.dictionary)
-            idxs.append(idx)
+            radices.append(radix)
             code += idx * radix
             radix *= max(len(enc.dictionary), 1)
-        uniq, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        inverse: np.ndarray
+        if radix > max(1 << 20, len(code)):  # many partitions: sort the codes
+            uniq, inverse = np.unique(code, return_inverse=True)
+        else:  # the usual few partitions: a table over the codes, no sort of every row's code
+            present = np.zeros(radix, dtype=bool)
+            present[code] = True
+            uniq = np.flatnonzero(present)
+            dense = np.zeros(radix, dtype=np.int32)
+            dense[uniq] = np.arange(len(uniq), dtype=np.int32)
+            inverse = dense[code]
         gid = np.empty(len(uniq), dtype=np.int32)
-        for j, row in enumerate(first.tolist()):
-            values = tuple(d[int(i[row])].as_py() for d, i in zip(dictionaries, idxs))
+        for j, c in enumerate(uniq.tolist()):  # ascending codes, as before: partition ids in the same order
+            values = tuple(d[(c // r) % len(d)].as_py() for d, r in zip(dictionaries, radices))
             gid[j] = self.partition_id(values)
         return gid[inverse.reshape(-1)]
 
@@ -473,16 +490,19 @@ class CrossPartitionAssigner:
         rows are taken from ``table`` at most ``max_rows`` at a time (None: a group's kept rows in one go).
         ``row_part`` (partial-update / aggregation): each row's own partition, rewritten where it differs."""
         n_kept = len(kept.rows)
-        code = np.concatenate([kept.pids, deletes.pids]).astype(np.int64) * (1 << 16)
-        code += np.concatenate([kept.buckets, deletes.buckets])
-        if len(code) == 0:
+        pids = np.concatenate([kept.pids, deletes.pids]).astype(np.int64)
+        buckets = np.concatenate([kept.buckets, deletes.buckets]).astype(np.int64)
+        if len(pids) == 0:
             return
-        order = np.argsort(code, kind="stable")  # stable: a group's positions stay ascending, kept rows first
+        per_pid = int(buckets.max()) + 1
+        code = pids * per_pid + buckets  # ascending in (partition id, bucket)
+        # stable: a group's positions stay ascending, kept rows first; few groups: numpy's 16-bit radix sort
+        order = np.argsort(code.astype(np.uint16) if int(code.max()) < 1 << 16 else code, kind="stable")
         sorted_code = code[order]
         bounds = (np.flatnonzero(np.diff(sorted_code)) + 1).tolist()
         for s, e in zip([0, *bounds], [*bounds, len(order)]):
-            c = int(sorted_code[s])
-            pid, bucket, values = c >> 16, c & 0xFFFF, self.part_values[c >> 16]
+            pid, bucket = divmod(int(sorted_code[s]), per_pid)
+            values = self.part_values[pid]
             sel = order[s:e]
             split = int(np.searchsorted(sel, n_kept))
             for at in position_pieces(kept.rows[sel[:split]], max_rows):
@@ -503,6 +523,16 @@ class CrossPartitionAssigner:
     @property
     def nbytes(self) -> int:
         return int(self.keys.nbytes + self.part_of.nbytes + self.bucket_of.nbytes)
+
+
+def _has_duplicates(keys: pa.Array) -> bool:
+    """Whether a key occurs twice (integer keys: a sort and a neighbour compare, no hash table of every key)."""
+    if len(keys) < 2:
+        return False
+    if pa.types.is_integer(keys.type):
+        values = np.sort(keys.to_numpy())
+        return bool((values[1:] == values[:-1]).any())
+    return int(pc.count_distinct(keys).as_py()) < len(keys)
 
 
 def _fresh_buckets(entries: Sequence[object], ttl_ms: int, *, now_ms: int | None) -> set[tuple[bytes, int]]:
