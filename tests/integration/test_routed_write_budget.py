@@ -21,7 +21,7 @@ import laketide
 from laketide.io.kv import RowKind
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.write.bucket_assigner import DynamicBucketIndex, HashBucketAssigner, assigner_layout, route_dynamic
-from laketide.write.cross_partition import CrossPartitionAssigner
+from laketide.write.cross_partition import CrossPartitionAssigner, key_bytes
 from laketide.write.write_budget import MIN_PIECE_ROWS
 from tests import table_checks
 
@@ -241,3 +241,28 @@ def test_empty_write_with_a_tiny_buffer(tmp_path: Path) -> None:
         assert t.read().num_rows == 0
         t.write(_rows(np.arange(10), np.random.default_rng(0)))
         assert t.read().num_rows == 10
+
+
+@pytest.mark.parametrize("key_type", [pa.int64(), pa.string()])
+def test_bootstrap_keeps_the_first_of_a_key_in_two_places(tmp_path: Path, key_type: pa.DataType) -> None:
+    schema = pa.schema([pa.field("k", key_type, nullable=False), pa.field("p", pa.string(), nullable=False),
+                        ("v", pa.int64())])
+    cat = laketide.load_catalog(warehouse=str(tmp_path / "wh"))
+    cat.create_database("db")
+    t = cat.create_table("db.t", schema, primary_key=["k"], partition_keys=["p"], options={"bucket": "-1"})
+    keys = pa.array([1, 2, 3]).cast(key_type)
+    t.write(pa.table({"k": keys, "p": ["a", "a", "b"], "v": [1, 2, 3]}, schema=schema))
+    before = CrossPartitionAssigner.bootstrap(file_io=t.file_io, table_path=t.path, schema=t.schema)
+    assert before.bootstrap_stats is not None and before.bootstrap_stats.duplicate_keys == 0
+    assert {pid: dict(c) for pid, c in before.counts.items()} == {0: {0: 2}, 1: {0: 1}}
+    # a second job (here: buckets handed over, as Spark's assigner stage does) put key 1 in partition b too
+    w = t.new_write()
+    w.write(pa.table({"k": keys.slice(0, 1), "p": ["b"], "v": [9]}, schema=schema), buckets=[0])
+    t.commit(w.prepare_commit())
+    after = CrossPartitionAssigner.bootstrap(file_io=t.file_io, table_path=t.path, schema=t.schema)
+    assert after.bootstrap_stats is not None and after.bootstrap_stats.duplicate_keys == 1
+    assert len(after.keys) == 3
+    one = key_bytes(pa.table({"k": keys.slice(0, 1)}), ["k"], [t.schema.field("k").type])[0].as_py()
+    at = after.keys.to_pylist().index(one)
+    assert (after.part_of[at], after.bucket_of[at]) == (0, 0)  # the first planned bucket wins
+    assert {pid: dict(c) for pid, c in after.counts.items()} == {0: {0: 2}, 1: {0: 1}}
