@@ -43,6 +43,7 @@ from laketide.schema.table_schema import TableSchema
 from laketide.types import BigIntType, DataType, IntType, SmallIntType, TinyIntType, to_arrow_type
 from laketide.mergetree.merge import take_run
 from laketide.write.bucketing import Group
+from laketide.write.key_codes import encode_keys, positions_in
 from laketide.write.routed_pieces import position_pieces
 
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
@@ -336,21 +337,17 @@ class CrossPartitionAssigner:
         schema = self.schema
         pk = list(schema.primary_keys)
         kb = key_bytes(table, pk, [schema.field(k).type for k in pk])
-        encoded = pc.dictionary_encode(kb)
-        codes = encoded.indices.to_numpy().astype(np.int64)
-        uniq_keys = encoded.dictionary
+        encoded = encode_keys(kb)  # distinct keys in arrival order, each row's key id, each key's first row
+        codes, uniq_keys, first = encoded.codes, encoded.keys, encoded.first
         u = len(uniq_keys)
         row_part = self._row_partitions(table)
         kinds = np.asarray(table.column(VALUE_KIND).to_numpy(), dtype=np.int8)
         retract = (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
-        # first / last row of each key
-        order = np.arange(n)
-        first = np.full(u, n, dtype=np.int64)
-        np.minimum.at(first, codes, order)
+        # last row of each key
         last = np.full(u, -1, dtype=np.int64)
-        np.maximum.at(last, codes, order)
+        np.maximum.at(last, codes, np.arange(n))
         # where each key lives now
-        pos = pc.fill_null(pc.index_in(uniq_keys, value_set=self.keys), -1).to_numpy().astype(np.int64)
+        pos = positions_in(uniq_keys, self.keys)
         in_index = pos >= 0
         old_part = np.full(u, -1, np.int32)
         old_bucket = np.full(u, -1, np.int32)
