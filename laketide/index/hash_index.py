@@ -122,6 +122,8 @@ class Assigned:
     buckets: np.ndarray
     new_hashes: np.ndarray
     new_buckets: np.ndarray
+    # the same new hashes split by bucket, each part sorted, when that came for free (else None)
+    by_bucket: tuple[tuple[int, np.ndarray], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +291,8 @@ class PartitionIndex:
         given = self._place(len(hashes), my_bucket=my_bucket, max_buckets=-1, rng=None)  # arrival order
         bounds = (np.flatnonzero(given[1:] != given[:-1]) + 1).tolist()
         starts, ends = [0, *bounds], [*bounds, len(given)]
-        runs = np.concatenate([np.sort(hashes[s:e]) for s, e in zip(starts, ends)])
+        sorted_runs = [np.sort(hashes[s:e]) for s, e in zip(starts, ends)]
+        runs = np.concatenate(sorted_runs)
         order = np.argsort(runs, kind="stable")
         merged = runs[order]
         if bool((merged[1:] == merged[:-1]).any()):  # a hash twice: the general path ranks arrivals
@@ -297,7 +300,9 @@ class PartitionIndex:
             return None
         run_buckets = np.repeat(given[starts], np.diff([*starts, len(given)]))
         self.hashes, self.buckets = merged, run_buckets[order].astype(np.int16)
-        return Assigned(given.astype(np.int32), self.hashes, self.buckets)
+        # each bucket fills one run of arrival order (buckets are filled one after the other)
+        by_bucket = tuple((int(given[s]), run) for s, run in zip(starts, sorted_runs))
+        return Assigned(given.astype(np.int32), self.hashes, self.buckets, by_bucket)
 
     def _known(self, hashes: np.ndarray) -> _Known:
         """Buckets of the known hashes (-1 elsewhere) and the unknown hashes sorted, with the arrival rank (among

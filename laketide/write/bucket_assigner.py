@@ -199,10 +199,16 @@ class DynamicBucketIndex:
         """Key hashes written to a bucket (Paimon: DynamicBucketIndexMaintainer.notifyNewRecord)."""
         self._new.setdefault((partition, bucket), []).append((np.asarray(hashes, dtype=np.int32), False))
 
-    def notify_new(self, partition: bytes, hashes: np.ndarray, buckets: np.ndarray) -> None:
+    def notify_new(self, partition: bytes, hashes: np.ndarray, buckets: np.ndarray,
+                   by_bucket: Sequence[tuple[int, np.ndarray]] | None = None) -> None:
         """Hashes the assigner met for the first time (sorted, distinct; ``buckets`` aligned): only these change
-        the index files, and they need no sort at ``prepare_commit``."""
+        the index files, and they need no sort at ``prepare_commit``. ``by_bucket``: the same hashes already
+        split by bucket (each part sorted), taken as they are."""
         if len(hashes) == 0:
+            return
+        if by_bucket is not None:
+            for bucket, part in by_bucket:
+                self._new.setdefault((partition, bucket), []).append((part, True))
             return
         for bucket, idx in _runs_by_bucket(buckets):
             part = hashes if idx is None else hashes[idx]
@@ -397,7 +403,7 @@ def route_dynamic(
                 # The assigner knows which hashes are new to their bucket, already sorted: the index files
                 # change by exactly these (a known hash is in its bucket's file or pending there already).
                 for got in fresh:
-                    index.notify_new(part, got.new_hashes, got.new_buckets)
+                    index.notify_new(part, got.new_hashes, got.new_buckets, got.by_bucket)
                 notify_rows = False
         for bucket, idx in bucket_runs(buckets):
             if notify_rows and index is not None and part_hashes is not None:

@@ -59,18 +59,21 @@ def partition_runs(table: pa.Table, partition_keys: Sequence[str]) -> Iterator[t
         yield tuple(d[int(c[first])].as_py() for d, c in zip(dictionaries, part_codes)), order[s:e]
 
 
-def bucket_runs(buckets: np.ndarray) -> Iterator[tuple[int, np.ndarray | None]]:
-    """(bucket, ascending positions in ``buckets``) of each bucket, buckets ascending (None: every position)."""
+def bucket_runs(buckets: np.ndarray) -> Iterator[tuple[int, np.ndarray | slice | None]]:
+    """(bucket, ascending positions in ``buckets``) of each bucket, buckets ascending (None: every position; a
+    slice: one run of consecutive positions)."""
     if len(buckets) == 0:
         return
     first = int(buckets[0])
     if bool((buckets == first).all()):
         yield first, None
         return
-    if bool((buckets[1:] >= buckets[:-1]).all()):
-        order = np.arange(len(buckets))  # already grouped (new keys fill buckets in arrival order)
-    else:
-        order = np.argsort(buckets.astype(np.int16), kind="stable")  # bucket ids fit 16 bits: a radix sort
+    if bool((buckets[1:] >= buckets[:-1]).all()):  # already grouped (new keys fill buckets in arrival order)
+        bounds = (np.flatnonzero(buckets[1:] != buckets[:-1]) + 1).tolist()
+        for s, e in zip([0, *bounds], [*bounds, len(buckets)]):
+            yield int(buckets[s]), slice(s, e)
+        return
+    order = np.argsort(buckets.astype(np.int16), kind="stable")  # bucket ids fit 16 bits: a radix sort
     sorted_b = buckets[order]
     bounds = (np.flatnonzero(np.diff(sorted_b)) + 1).tolist()
     for s, e in zip([0, *bounds], [*bounds, len(order)]):
@@ -84,13 +87,15 @@ def position_pieces(positions: np.ndarray, max_rows: int | None) -> Iterator[np.
         yield positions[start:start + step]
 
 
-def take_pieces(table: pa.Table, positions: np.ndarray | None, max_rows: int | None) -> Iterator[pa.Table]:
-    """The rows of ``table`` at ``positions`` (None: all of them), at most ``max_rows`` at a time (None: in one
-    go); a run of consecutive positions is a zero-copy slice."""
-    if positions is None:
-        step = table.num_rows if max_rows is None else max(max_rows, 1)
-        for start in range(0, table.num_rows, max(step, 1)):
-            yield table.slice(start, step)
+def take_pieces(table: pa.Table, positions: np.ndarray | slice | None,
+                max_rows: int | None) -> Iterator[pa.Table]:
+    """The rows of ``table`` at ``positions`` (None: all of them; a slice: a run of them), at most ``max_rows``
+    at a time (None: in one go); a run of consecutive positions is a zero-copy slice."""
+    if positions is None or isinstance(positions, slice):
+        lo, hi = (0, table.num_rows) if positions is None else (positions.start, positions.stop)
+        step = hi - lo if max_rows is None else max(max_rows, 1)
+        for start in range(lo, hi, max(step, 1)):
+            yield table.slice(start, min(step, hi - start))
         return
     for at in position_pieces(positions, max_rows):
         yield take_run(table, at)

@@ -29,6 +29,9 @@ def test_first_batch_matches_java_row_loop(target: int, size: int, repeat: bool)
     assert got.new_hashes.dtype == np.int32 and got.new_hashes.tolist() == fresh
     assert got.new_buckets.dtype == np.int16 and got.new_buckets.tolist() == [index[h] for h in fresh]
     assert ours.hashes.tolist() == fresh and ours.buckets.tolist() == [index[h] for h in fresh]
+    assert (got.by_bucket is None) == repeat  # the run-by-run path hands each bucket's hashes over, sorted
+    for bucket, part in got.by_bucket or ():
+        assert part.tolist() == sorted(h for h in fresh if index[h] == bucket)
     # the next batch (known and new hashes) goes on from the same state as Java's
     more = np.concatenate([batch[:100], rng.integers(-(2**31), 2**31, 5000, dtype=np.int64).astype(np.int32)])
     assert ours.assign_new(more).buckets.tolist() == _java_assign(index, non_full, total, more.tolist(), target, -1)
