@@ -296,7 +296,7 @@ class CrossPartitionAssigner:
     def _new_buckets(self, pids: np.ndarray) -> np.ndarray:
         """Buckets for new keys (their partition ids, in arrival order) (Paimon: crosspartition.BucketAssigner)."""
         out = np.empty(len(pids), dtype=np.int32)
-        for pid in np.unique(pids).tolist():
+        for pid in np.flatnonzero(np.bincount(pids)).tolist():  # partition ids are small: no sort of every key
             mask = pids == pid
             m = int(mask.sum())
             stats = self.counts.setdefault(pid, {})
@@ -469,7 +469,9 @@ class CrossPartitionAssigner:
         gone = known & deleted
         self.part_of[pos[gone]] = -1
         add = ~known & located & ~deleted
-        if add.any():
+        if add.all() and not (pos >= 0).any():  # every key is new (a first write): no gathers, no copies
+            self._append_keys(uniq_keys, target, bucket)
+        elif add.any():
             idx = np.flatnonzero(add)
             # a key that was deleted before is re-added in place of its tombstone
             revived = (pos >= 0) & add
@@ -477,9 +479,16 @@ class CrossPartitionAssigner:
             self.bucket_of[pos[revived]] = bucket[revived]
             fresh = idx[pos[idx] < 0]
             if len(fresh):
-                self.keys = pa.concat_arrays([self.keys, uniq_keys.take(pa.array(fresh))])
-                self.part_of = np.concatenate([self.part_of, target[fresh].astype(np.int32)])
-                self.bucket_of = np.concatenate([self.bucket_of, bucket[fresh].astype(np.int32)])
+                self._append_keys(uniq_keys.take(pa.array(fresh)), target[fresh], bucket[fresh])
+
+    def _append_keys(self, keys: pa.Array, part_of: np.ndarray, bucket_of: np.ndarray) -> None:
+        if len(self.keys) == 0:
+            self.keys = keys
+            self.part_of, self.bucket_of = part_of.astype(np.int32), bucket_of.astype(np.int32)
+            return
+        self.keys = pa.concat_arrays([self.keys, keys])
+        self.part_of = np.concatenate([self.part_of, part_of.astype(np.int32)])
+        self.bucket_of = np.concatenate([self.bucket_of, bucket_of.astype(np.int32)])
 
     def _groups(self, table: pa.Table, kept: _Routed, deletes: _Routed, *, row_part: np.ndarray | None,
                 max_rows: int | None) -> Iterator[Group]:
