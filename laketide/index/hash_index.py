@@ -122,6 +122,8 @@ class Assigned:
     buckets: np.ndarray
     new_hashes: np.ndarray
     new_buckets: np.ndarray
+    # the same new hashes split by bucket, each part sorted, when that came for free (else None)
+    by_bucket: tuple[tuple[int, np.ndarray], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +177,14 @@ class PartitionIndex:
                 # laketide writes each file sorted: one file (or files in hash order) needs no sort
                 index.hashes, index.buckets = all_h.astype(np.int32), all_b
             else:
-                uniq, first = np.unique(all_h, return_index=True)
-                index.hashes, index.buckets = uniq.astype(np.int32), all_b[first]
+                # Each of laketide's files is sorted: a stable sort merges the runs (timsort, ~10x a full sort)
+                # and puts the first file's copy of a hash two files hold first, the one kept (as np.unique's
+                # first index did); Java's files, in hash-set order, take the same path.
+                order = np.argsort(all_h, kind="stable")
+                merged = all_h[order]
+                first = np.ones(len(merged), dtype=bool)
+                np.not_equal(merged[1:], merged[:-1], out=first[1:])
+                index.hashes, index.buckets = merged[first].astype(np.int32), all_b[order[first]]
         ordered = sorted(counts)
         index.non_full = {b: counts[b] for b in ordered}
         index.all_buckets = list(ordered)
@@ -227,6 +235,11 @@ class PartitionIndex:
         buckets: what the bucket index files gain, without sorting them again."""
         self.accessed = True
         hashes = np.asarray(hashes, dtype=np.int32)
+        if (len(self.hashes) == 0 and len(hashes) >= _SORTED_SEARCH_MIN and max_buckets == -1
+                and not self._fits_one_bucket(len(hashes))):
+            got = self._assign_distinct_into_empty(hashes, my_bucket=my_bucket)
+            if got is not None:
+                return got
         found = self._known(hashes)
         out = found.buckets
         if found.sorted_new is None:
@@ -267,6 +280,29 @@ class PartitionIndex:
             self.hashes = np.insert(self.hashes, pos, new_h)
             self.buckets = np.insert(self.buckets, pos, bucket_of_new)
         return Assigned(out, new_h, bucket_of_new)
+
+    def _assign_distinct_into_empty(self, hashes: np.ndarray, *,
+                                    my_bucket: Callable[[int], bool]) -> Assigned | None:
+        """A large first batch of a partition spread over several buckets, when its hashes are distinct (else
+        None, nothing changed): each bucket's share is one run of arrival order, so sorting each run on its own
+        and merging the sorted runs (a stable sort: timsort) gives the sorted hashes with their buckets, ~2x
+        cheaper than one sort of (hash, arrival rank) pairs over the whole batch."""
+        saved = (dict(self.non_full), list(self.all_buckets), self.upper_bound_reached)
+        given = self._place(len(hashes), my_bucket=my_bucket, max_buckets=-1, rng=None)  # arrival order
+        bounds = (np.flatnonzero(given[1:] != given[:-1]) + 1).tolist()
+        starts, ends = [0, *bounds], [*bounds, len(given)]
+        sorted_runs = [np.sort(hashes[s:e]) for s, e in zip(starts, ends)]
+        runs = np.concatenate(sorted_runs)
+        order = np.argsort(runs, kind="stable")
+        merged = runs[order]
+        if bool((merged[1:] == merged[:-1]).any()):  # a hash twice: the general path ranks arrivals
+            self.non_full, self.all_buckets, self.upper_bound_reached = saved
+            return None
+        run_buckets = np.repeat(given[starts], np.diff([*starts, len(given)]))
+        self.hashes, self.buckets = merged, run_buckets[order].astype(np.int16)
+        # each bucket fills one run of arrival order (buckets are filled one after the other)
+        by_bucket = tuple((int(given[s]), run) for s, run in zip(starts, sorted_runs))
+        return Assigned(given.astype(np.int32), self.hashes, self.buckets, by_bucket)
 
     def _known(self, hashes: np.ndarray) -> _Known:
         """Buckets of the known hashes (-1 elsewhere) and the unknown hashes sorted, with the arrival rank (among

@@ -46,6 +46,7 @@ from laketide.meta.paths import FileStorePathFactory, TablePaths
 from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
 from laketide.write.bucketing import Group, split_by_partition_and_bucket
+from laketide.write.routed_pieces import bucket_runs, partition_runs, take_pieces
 
 __all__ = [
     "ASSIGNED_BUCKET_COLUMN",
@@ -198,10 +199,16 @@ class DynamicBucketIndex:
         """Key hashes written to a bucket (Paimon: DynamicBucketIndexMaintainer.notifyNewRecord)."""
         self._new.setdefault((partition, bucket), []).append((np.asarray(hashes, dtype=np.int32), False))
 
-    def notify_new(self, partition: bytes, hashes: np.ndarray, buckets: np.ndarray) -> None:
+    def notify_new(self, partition: bytes, hashes: np.ndarray, buckets: np.ndarray,
+                   by_bucket: Sequence[tuple[int, np.ndarray]] | None = None) -> None:
         """Hashes the assigner met for the first time (sorted, distinct; ``buckets`` aligned): only these change
-        the index files, and they need no sort at ``prepare_commit``."""
+        the index files, and they need no sort at ``prepare_commit``. ``by_bucket``: the same hashes already
+        split by bucket (each part sorted), taken as they are."""
         if len(hashes) == 0:
+            return
+        if by_bucket is not None:
+            for bucket, part in by_bucket:
+                self._new.setdefault((partition, bucket), []).append((part, True))
             return
         for bucket, idx in _runs_by_bucket(buckets):
             part = hashes if idx is None else hashes[idx]
@@ -373,35 +380,37 @@ def route_dynamic(
     index: DynamicBucketIndex | None,
     assigner: HashBucketAssigner | None,
     assigned: np.ndarray | None = None,
+    max_rows: int | None = None,
 ) -> Iterator[Group]:
     """Split rows by partition, assign buckets (or take ``assigned``), record key hashes in ``index`` (None:
-    cross-partition mode, which keeps no hash index); yield bucket groups."""
+    cross-partition mode, which keeps no hash index); yield bucket groups, in pieces of at most ``max_rows`` rows
+    (None: a group in one go). Every row's bucket is decided before the first piece; rows are copied from
+    ``table`` only as the pieces are taken (write/routed_pieces.py)."""
     keys = schema.trimmed_primary_keys
     key_types = [schema.field(k).type for k in keys]
-    if assigned is not None:
-        table = table.append_column(ASSIGNED_BUCKET_COLUMN, pa.array(assigned, pa.int32()))
-    for group in split_by_partition_and_bucket(table, partition_keys=schema.partition_keys, bucket_keys=[],
-                                               bucket_key_types=[], num_buckets=0):
-        rows = group.rows
-        part = serialize_binary_row(list(group.partition), partition_types)  # type: ignore[arg-type]
-        hashes = hash_rows(rows, keys, key_types) if index is not None or assigned is None else None
+    # hashed once over the input (in cache-sized chunks), then indexed per partition
+    hashes = hash_rows(table, keys, key_types) if index is not None or assigned is None else None
+    for values, positions in partition_runs(table, schema.partition_keys):
+        part = serialize_binary_row(list(values), partition_types)  # type: ignore[arg-type]
+        part_hashes = None if hashes is None else hashes if positions is None else hashes[positions]
         notify_rows = index is not None
         if assigned is not None:
-            buckets = np.asarray(rows.column(ASSIGNED_BUCKET_COLUMN).to_numpy(zero_copy_only=False), np.int32)
-            rows = rows.drop_columns([ASSIGNED_BUCKET_COLUMN])
+            buckets = np.asarray(assigned if positions is None else assigned[positions], dtype=np.int32)
         else:
-            assert assigner is not None and hashes is not None
-            buckets, fresh = assigner.assign_new(part, hashes)
+            assert assigner is not None and part_hashes is not None
+            buckets, fresh = assigner.assign_new(part, part_hashes)
             if index is not None and assigner.index is index:
                 # The assigner knows which hashes are new to their bucket, already sorted: the index files
                 # change by exactly these (a known hash is in its bucket's file or pending there already).
                 for got in fresh:
-                    index.notify_new(part, got.new_hashes, got.new_buckets)
+                    index.notify_new(part, got.new_hashes, got.new_buckets, got.by_bucket)
                 notify_rows = False
-        for bucket, bucket_rows, idx in split_by_bucket(rows, buckets):
-            if notify_rows and index is not None and hashes is not None:
-                index.notify(part, bucket, hashes[idx])
-            yield Group(group.partition, bucket, bucket_rows)
+        for bucket, idx in bucket_runs(buckets):
+            if notify_rows and index is not None and part_hashes is not None:
+                index.notify(part, bucket, part_hashes if idx is None else part_hashes[idx])
+            rows_at = positions if idx is None else idx if positions is None else positions[idx]
+            for rows in take_pieces(table, rows_at, max_rows):
+                yield Group(values, bucket, rows)
 
 
 def assign_buckets(table: pa.Table, *, schema: TableSchema, assigner: HashBucketAssigner) -> np.ndarray:

@@ -41,7 +41,10 @@ from laketide.scan.file_scan import PartitionCodec
 from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
 from laketide.types import BigIntType, DataType, IntType, SmallIntType, TinyIntType, to_arrow_type
+from laketide.mergetree.merge import take_run
 from laketide.write.bucketing import Group
+from laketide.write.key_codes import encode_keys, positions_in
+from laketide.write.routed_pieces import position_pieces
 
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
 
@@ -58,6 +61,15 @@ def key_bytes(rows: pa.Table, columns: Sequence[str], types: Sequence[DataType])
     buf = serialize_rows_arrow(rows, columns, types)
     return pa.Array.from_buffers(pa.large_binary(), len(buf), [None, pa.py_buffer(buf.offsets.astype(np.int64)),
                                                                pa.py_buffer(buf.data)])
+
+
+@dataclass(frozen=True, slots=True)
+class _Routed:
+    """Rows routed by one ``route`` call: positions in its input and the (partition id, bucket) of each."""
+
+    rows: np.ndarray
+    pids: np.ndarray
+    buckets: np.ndarray
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,16 +202,23 @@ class CrossPartitionAssigner:
         key_chunks: list[pa.Array] = []
         parts: list[np.ndarray] = []
         buckets: list[np.ndarray] = []
+        read_counts: dict[tuple[int, int], int] = {}
         for split in plan.splits:
             pid = out.partition_id(tuple(split.partition_values))
             for keys in plan.read(split):
                 key_chunks.append(key_bytes(keys, pk, types))
                 parts.append(np.full(keys.num_rows, pid, np.int32))
                 buckets.append(np.full(keys.num_rows, split.bucket, np.int32))
+                read_counts[(pid, split.bucket)] = read_counts.get((pid, split.bucket), 0) + keys.num_rows
         dups = 0
         if key_chunks:
             keys = pa.concat_arrays(key_chunks)
             part_of, bucket_of = np.concatenate(parts), np.concatenate(buckets)
+        if key_chunks and not _has_duplicates(keys):  # the usual case: the counts are what each bucket read
+            out.keys, out.part_of, out.bucket_of = keys, part_of, bucket_of
+            for (pid, bucket), c in read_counts.items():
+                out.counts.setdefault(pid, {})[bucket] = c
+        elif key_chunks:
             # A key in two places means two jobs wrote the table: keep the first, report the rest.
             encoded = pc.dictionary_encode(keys)
             _, first = np.unique(encoded.indices.to_numpy(), return_index=True)
@@ -277,7 +296,7 @@ class CrossPartitionAssigner:
     def _new_buckets(self, pids: np.ndarray) -> np.ndarray:
         """Buckets for new keys (their partition ids, in arrival order) (Paimon: crosspartition.BucketAssigner)."""
         out = np.empty(len(pids), dtype=np.int32)
-        for pid in np.unique(pids).tolist():
+        for pid in np.flatnonzero(np.bincount(pids)).tolist():  # partition ids are small: no sort of every key
             mask = pids == pid
             m = int(mask.sum())
             stats = self.counts.setdefault(pid, {})
@@ -303,8 +322,9 @@ class CrossPartitionAssigner:
             out[mask] = given
         return out
 
-    def route(self, table: pa.Table) -> Iterator[Group]:
-        """Route rows (with their ``_VALUE_KIND``) to (partition, bucket) groups, updating the key index.
+    def route(self, table: pa.Table, *, max_rows: int | None = None) -> Iterator[Group]:
+        """Route rows (with their ``_VALUE_KIND``) to (partition, bucket) groups, updating the key index; a group
+        comes in pieces of at most ``max_rows`` rows (None: its rows in one go, then its deletes).
 
         Columns other than the table's (``__laketide_*``) ride along; a moved key's delete carries those of the
         key's last row.
@@ -317,21 +337,17 @@ class CrossPartitionAssigner:
         schema = self.schema
         pk = list(schema.primary_keys)
         kb = key_bytes(table, pk, [schema.field(k).type for k in pk])
-        encoded = pc.dictionary_encode(kb)
-        codes = encoded.indices.to_numpy().astype(np.int64)
-        uniq_keys = encoded.dictionary
+        encoded = encode_keys(kb)  # distinct keys in arrival order, each row's key id, each key's first row
+        codes, uniq_keys, first = encoded.codes, encoded.keys, encoded.first
         u = len(uniq_keys)
         row_part = self._row_partitions(table)
         kinds = np.asarray(table.column(VALUE_KIND).to_numpy(), dtype=np.int8)
         retract = (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
-        # first / last row of each key
-        order = np.arange(n)
-        first = np.full(u, n, dtype=np.int64)
-        np.minimum.at(first, codes, order)
+        # last row of each key
         last = np.full(u, -1, dtype=np.int64)
-        np.maximum.at(last, codes, order)
+        np.maximum.at(last, codes, np.arange(n))
         # where each key lives now
-        pos = pc.fill_null(pc.index_in(uniq_keys, value_set=self.keys), -1).to_numpy().astype(np.int64)
+        pos = positions_in(uniq_keys, self.keys)
         in_index = pos >= 0
         old_part = np.full(u, -1, np.int32)
         old_bucket = np.full(u, -1, np.int32)
@@ -370,51 +386,47 @@ class CrossPartitionAssigner:
         if needs_new.any():
             new_bucket[needs_new] = self._new_buckets(target[needs_new])
         key_bucket = np.where(stays | (known & (engine is not MergeEngine.DEDUPLICATE)), old_bucket, new_bucket)
-        # rows: rewrite the partition where it differs from the key's (partial-update / aggregation)
+        # rows: the kept ones where routing put them (partial-update / aggregation rewrite the partition where it
+        # differs from the key's), then a delete in the old place of each moved key; copied piece by piece
         kept_idx = np.flatnonzero(keep)
-        rows = table.take(pa.array(kept_idx))
         row_codes = codes[kept_idx]
-        rows_pid = target[row_codes]
-        rows_bucket = key_bucket[row_codes]
-        if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE):
-            rows = self._set_partitions(rows, rows_pid, changed=row_part[kept_idx] != rows_pid)
-        pieces = [rows]
-        pid_parts = [rows_pid]
-        bucket_parts = [rows_bucket]
-        if engine is MergeEngine.DEDUPLICATE:
-            gone = np.flatnonzero(moved)
-            if len(gone):
-                deletes = table.take(pa.array(last[gone]))
-                deletes = self._set_partitions(deletes, old_part[gone], changed=np.ones(len(gone), bool))
-                kind_col = deletes.schema.get_field_index(VALUE_KIND)
-                deletes = deletes.set_column(kind_col, deletes.schema.field(kind_col),
-                                             pa.array(np.full(len(gone), int(RowKind.DELETE), np.int8)))
-                pieces.append(deletes)
-                pid_parts.append(old_part[gone])
-                bucket_parts.append(old_bucket[gone])
+        gone = np.flatnonzero(moved) if engine is MergeEngine.DEDUPLICATE else np.zeros(0, np.int64)
         self._update_index(uniq_keys, pos, known, target, key_bucket,
                            ends_deleted & (engine is MergeEngine.DEDUPLICATE))
         self._stamp(now, pos[pos >= 0])
-        all_rows = pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
-        yield from self._groups(all_rows, np.concatenate(pid_parts), np.concatenate(bucket_parts))
+        yield from self._groups(
+            table, _Routed(kept_idx, target[row_codes], key_bucket[row_codes]),
+            _Routed(last[gone], old_part[gone], old_bucket[gone]),
+            row_part=row_part if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE) else None,
+            max_rows=max_rows)
 
     def _row_partitions(self, table: pa.Table) -> np.ndarray:
+        """The partition id of every row."""
         keys = list(self.schema.partition_keys)
         code = np.zeros(table.num_rows, dtype=np.int64)
         radix = 1
         dictionaries = []
-        idxs = []
+        radices = []
         for name in keys:
             enc = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
             idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
             dictionaries.append(enc.dictionary)
-            idxs.append(idx)
+            radices.append(radix)
             code += idx * radix
             radix *= max(len(enc.dictionary), 1)
-        uniq, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+        inverse: np.ndarray
+        if radix > max(1 << 20, len(code)):  # many partitions: sort the codes
+            uniq, inverse = np.unique(code, return_inverse=True)
+        else:  # the usual few partitions: a table over the codes, no sort of every row's code
+            present = np.zeros(radix, dtype=bool)
+            present[code] = True
+            uniq = np.flatnonzero(present)
+            dense = np.zeros(radix, dtype=np.int32)
+            dense[uniq] = np.arange(len(uniq), dtype=np.int32)
+            inverse = dense[code]
         gid = np.empty(len(uniq), dtype=np.int32)
-        for j, row in enumerate(first.tolist()):
-            values = tuple(d[int(i[row])].as_py() for d, i in zip(dictionaries, idxs))
+        for j, c in enumerate(uniq.tolist()):  # ascending codes, as before: partition ids in the same order
+            values = tuple(d[(c // r) % len(d)].as_py() for d, r in zip(dictionaries, radices))
             gid[j] = self.partition_id(values)
         return gid[inverse.reshape(-1)]
 
@@ -457,7 +469,9 @@ class CrossPartitionAssigner:
         gone = known & deleted
         self.part_of[pos[gone]] = -1
         add = ~known & located & ~deleted
-        if add.any():
+        if add.all() and not (pos >= 0).any():  # every key is new (a first write): no gathers, no copies
+            self._append_keys(uniq_keys, target, bucket)
+        elif add.any():
             idx = np.flatnonzero(add)
             # a key that was deleted before is re-added in place of its tombstone
             revived = (pos >= 0) & add
@@ -465,27 +479,66 @@ class CrossPartitionAssigner:
             self.bucket_of[pos[revived]] = bucket[revived]
             fresh = idx[pos[idx] < 0]
             if len(fresh):
-                self.keys = pa.concat_arrays([self.keys, uniq_keys.take(pa.array(fresh))])
-                self.part_of = np.concatenate([self.part_of, target[fresh].astype(np.int32)])
-                self.bucket_of = np.concatenate([self.bucket_of, bucket[fresh].astype(np.int32)])
+                self._append_keys(uniq_keys.take(pa.array(fresh)), target[fresh], bucket[fresh])
 
-    def _groups(self, rows: pa.Table, pids: np.ndarray, buckets: np.ndarray) -> Iterator[Group]:
-        if rows.num_rows == 0:
+    def _append_keys(self, keys: pa.Array, part_of: np.ndarray, bucket_of: np.ndarray) -> None:
+        if len(self.keys) == 0:
+            self.keys = keys
+            self.part_of, self.bucket_of = part_of.astype(np.int32), bucket_of.astype(np.int32)
             return
-        code = pids.astype(np.int64) * (1 << 16) + buckets
-        order = np.argsort(code, kind="stable")
+        self.keys = pa.concat_arrays([self.keys, keys])
+        self.part_of = np.concatenate([self.part_of, part_of.astype(np.int32)])
+        self.bucket_of = np.concatenate([self.bucket_of, bucket_of.astype(np.int32)])
+
+    def _groups(self, table: pa.Table, kept: _Routed, deletes: _Routed, *, row_part: np.ndarray | None,
+                max_rows: int | None) -> Iterator[Group]:
+        """Bucket groups in (partition, bucket) order: each group's kept rows in arrival order, then its deletes;
+        rows are taken from ``table`` at most ``max_rows`` at a time (None: a group's kept rows in one go).
+        ``row_part`` (partial-update / aggregation): each row's own partition, rewritten where it differs."""
+        n_kept = len(kept.rows)
+        pids = np.concatenate([kept.pids, deletes.pids]).astype(np.int64)
+        buckets = np.concatenate([kept.buckets, deletes.buckets]).astype(np.int64)
+        if len(pids) == 0:
+            return
+        per_pid = int(buckets.max()) + 1
+        code = pids * per_pid + buckets  # ascending in (partition id, bucket)
+        # stable: a group's positions stay ascending, kept rows first; few groups: numpy's 16-bit radix sort
+        order = np.argsort(code.astype(np.uint16) if int(code.max()) < 1 << 16 else code, kind="stable")
         sorted_code = code[order]
-        bounds = np.flatnonzero(np.diff(sorted_code)) + 1
-        starts = np.concatenate(([0], bounds)).tolist()
-        ends = np.concatenate((bounds, [len(order)])).tolist()
-        taken = rows.take(pa.array(order))
-        for s, e in zip(starts, ends):
-            c = int(sorted_code[s])
-            yield Group(self.part_values[c >> 16], c & 0xFFFF, taken.slice(s, e - s))
+        bounds = (np.flatnonzero(np.diff(sorted_code)) + 1).tolist()
+        for s, e in zip([0, *bounds], [*bounds, len(order)]):
+            pid, bucket = divmod(int(sorted_code[s]), per_pid)
+            values = self.part_values[pid]
+            sel = order[s:e]
+            split = int(np.searchsorted(sel, n_kept))
+            for at in position_pieces(kept.rows[sel[:split]], max_rows):
+                rows = take_run(table, at)
+                if row_part is not None:
+                    rows = self._set_partitions(rows, np.full(len(at), pid, np.int32), changed=row_part[at] != pid)
+                yield Group(values, bucket, rows)
+            for at in position_pieces(deletes.rows[sel[split:] - n_kept], max_rows):
+                yield Group(values, bucket, self._as_deletes(table.take(at), pid))
+
+    def _as_deletes(self, rows: pa.Table, pid: int) -> pa.Table:
+        """``rows`` as deletes in partition ``pid`` (a moved key's delete in its old place)."""
+        rows = self._set_partitions(rows, np.full(rows.num_rows, pid, np.int32), changed=np.ones(rows.num_rows, bool))
+        kind_col = rows.schema.get_field_index(VALUE_KIND)
+        return rows.set_column(kind_col, rows.schema.field(kind_col),
+                               pa.array(np.full(rows.num_rows, int(RowKind.DELETE), np.int8)))
 
     @property
     def nbytes(self) -> int:
         return int(self.keys.nbytes + self.part_of.nbytes + self.bucket_of.nbytes)
+
+
+def _has_duplicates(keys: pa.Array) -> bool:
+    """Whether a key occurs twice (integer keys: a sort and a neighbour compare, no hash table of every key)."""
+    if len(keys) < 2:
+        return False
+    if pa.types.is_integer(keys.type):
+        values = np.sort(keys.to_numpy())
+        return bool((values[1:] == values[:-1]).any())
+    return int(pc.count_distinct(keys).as_py()) < len(keys)
 
 
 def _fresh_buckets(entries: Sequence[object], ttl_ms: int, *, now_ms: int | None) -> set[tuple[bytes, int]]:

@@ -260,9 +260,10 @@ class TableWrite:
         if self._base_snapshot is None:
             self._base_snapshot = (self._latest_snapshot_id(),)
         if self.dynamic_mode is not None:
-            for group in self._route_dynamic(table):
+            # Routed over the whole call first, then buffered in pieces, bounded after each (write/routed_pieces.py).
+            for group in self._route_dynamic(table, max_rows=piece_rows(table, self.options.write_buffer_size)):
                 self._writer(group.partition, group.bucket).write(group.rows)
-            self._bound_write_buffers()
+                self._bound_write_buffers()
             return
         # Primary-key rows go to the buffers a bucket at a time, in pieces, bounded after each
         # (write/write_budget.py).
@@ -325,7 +326,7 @@ class TableWrite:
             total -= w.buffered_bytes
             w.flush()
 
-    def _route_dynamic(self, table: pa.Table) -> Iterator[Group]:
+    def _route_dynamic(self, table: pa.Table, *, max_rows: int | None) -> Iterator[Group]:
         assigned = None
         if ASSIGNED_BUCKET_COLUMN in table.column_names:  # write(buckets=...): an assigner stage chose them
             assigned = np.asarray(table.column(ASSIGNED_BUCKET_COLUMN).to_numpy(), dtype=np.int32)
@@ -333,14 +334,14 @@ class TableWrite:
         if self.dynamic_mode == "cross-partition":
             if assigned is not None:  # ... and also the partitions and row kinds (no hash index in this mode)
                 yield from route_dynamic(table, schema=self.schema, partition_types=self.partition_types,
-                                         index=None, assigner=None, assigned=assigned)
+                                         index=None, assigner=None, assigned=assigned, max_rows=max_rows)
                 return
             if self._cross is None:
                 self._cross = CrossPartitionAssigner.bootstrap(
                     file_io=self.file_io, table_path=self.table_path, schema=self.schema)
                 assert self._cross.bootstrap_stats is not None
                 self.key_index_base = KeyIndexBase(uuid.uuid4().hex, self._cross.bootstrap_stats.snapshot_id)
-            yield from self._cross.route(table)
+            yield from self._cross.route(table, max_rows=max_rows)
             return
         if self._dynamic_index is None:
             self._dynamic_index = DynamicBucketIndex.latest(
@@ -352,7 +353,8 @@ class TableWrite:
                 assign_ids=self.assigner_ids,
             )
         yield from route_dynamic(table, schema=self.schema, partition_types=self.partition_types,
-                                 index=self._dynamic_index, assigner=self._assigner, assigned=assigned)
+                                 index=self._dynamic_index, assigner=self._assigner, assigned=assigned,
+                                 max_rows=max_rows)
 
     @property
     def bucket_assigner(self) -> HashBucketAssigner | CrossPartitionAssigner | None:
@@ -447,6 +449,9 @@ class TableWrite:
             w.abort()
         if self._dynamic_index is not None:
             self._dynamic_index.abort()
+        if self._cross is not None:  # it learnt the aborted rows' keys: bootstrap again at the next write
+            self._cross = None
+            self.key_index_base = None
 
     def close(self) -> None:
         self._writers.clear()

@@ -1,0 +1,101 @@
+"""The rows of a routed write handed to the buffers piece by piece (dynamic-bucket and cross-partition tables).
+
+Routing decides every row's (partition, bucket) over the whole ``write()`` call with integer arrays (codes,
+hashes, row positions: a few bytes a row); the rows themselves are copied from the input only when a bucket's
+buffer takes them, at most ``max_rows`` at a time, so ``TableWrite`` can bound the buffers after each piece as it
+does for fixed buckets (write/write_budget.py). Before, routing copied the whole input into partition order and
+again into bucket order before anything was buffered: a second full copy whatever ``write-buffer-size`` said.
+
+Paimon: the write buffers are bounded per record (memory.MemoryPoolFactory); here per piece.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from laketide.mergetree.merge import take_run
+
+__all__ = ["bucket_runs", "partition_runs", "position_pieces", "take_pieces"]
+
+
+def partition_runs(table: pa.Table, partition_keys: Sequence[str]) -> Iterator[tuple[tuple[object, ...],
+                                                                                     np.ndarray | None]]:
+    """(partition values, ascending row positions) of each distinct partition of ``table`` (None: every row).
+
+    Partitions come in the order ``bucketing.split_by_partition_and_bucket`` yields them (dictionary codes of the
+    partition columns, mixed radix, ascending), so assigners meet them in the same order as before.
+    """
+    n = table.num_rows
+    if n == 0:
+        return
+    if not partition_keys:
+        yield (), None
+        return
+    code = np.zeros(n, dtype=np.int64)
+    radix = 1
+    dictionaries: list[pa.Array] = []
+    part_codes: list[np.ndarray] = []
+    for name in partition_keys:
+        encoded = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
+        idx = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        dictionaries.append(encoded.dictionary)
+        part_codes.append(idx)
+        code += idx * radix
+        radix *= len(encoded.dictionary) or 1
+    if radix == 1:
+        yield tuple(d[0].as_py() for d in dictionaries), None
+        return
+    # numpy's stable sort of 8 / 16-bit integers is a radix sort
+    narrow = code.astype(np.uint8) if radix <= 1 << 8 else code.astype(np.uint16) if radix <= 1 << 16 else code
+    order = np.argsort(narrow, kind="stable")
+    sorted_code = narrow[order]
+    bounds = (np.flatnonzero(np.diff(sorted_code)) + 1).tolist()
+    for s, e in zip([0, *bounds], [*bounds, n]):
+        first = int(order[s])
+        yield tuple(d[int(c[first])].as_py() for d, c in zip(dictionaries, part_codes)), order[s:e]
+
+
+def bucket_runs(buckets: np.ndarray) -> Iterator[tuple[int, np.ndarray | slice | None]]:
+    """(bucket, ascending positions in ``buckets``) of each bucket, buckets ascending (None: every position; a
+    slice: one run of consecutive positions)."""
+    if len(buckets) == 0:
+        return
+    first = int(buckets[0])
+    if bool((buckets == first).all()):
+        yield first, None
+        return
+    if bool((buckets[1:] >= buckets[:-1]).all()):  # already grouped (new keys fill buckets in arrival order)
+        bounds = (np.flatnonzero(buckets[1:] != buckets[:-1]) + 1).tolist()
+        for s, e in zip([0, *bounds], [*bounds, len(buckets)]):
+            yield int(buckets[s]), slice(s, e)
+        return
+    order = np.argsort(buckets.astype(np.int16), kind="stable")  # bucket ids fit 16 bits: a radix sort
+    sorted_b = buckets[order]
+    bounds = (np.flatnonzero(np.diff(sorted_b)) + 1).tolist()
+    for s, e in zip([0, *bounds], [*bounds, len(order)]):
+        yield int(sorted_b[s]), order[s:e]
+
+
+def position_pieces(positions: np.ndarray, max_rows: int | None) -> Iterator[np.ndarray]:
+    """``positions`` in consecutive slices of at most ``max_rows`` (None: in one go); nothing when empty."""
+    step = len(positions) if max_rows is None else max(max_rows, 1)
+    for start in range(0, len(positions), max(step, 1)):
+        yield positions[start:start + step]
+
+
+def take_pieces(table: pa.Table, positions: np.ndarray | slice | None,
+                max_rows: int | None) -> Iterator[pa.Table]:
+    """The rows of ``table`` at ``positions`` (None: all of them; a slice: a run of them), at most ``max_rows``
+    at a time (None: in one go); a run of consecutive positions is a zero-copy slice."""
+    if positions is None or isinstance(positions, slice):
+        lo, hi = (0, table.num_rows) if positions is None else (positions.start, positions.stop)
+        step = hi - lo if max_rows is None else max(max_rows, 1)
+        for start in range(lo, hi, max(step, 1)):
+            yield table.slice(start, min(step, hi - start))
+        return
+    for at in position_pieces(positions, max_rows):
+        yield take_run(table, at)

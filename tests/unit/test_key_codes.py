@@ -1,0 +1,53 @@
+"""key_codes: the direct-table path for integer keys answers exactly what Arrow's hash kernels answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from laketide.write.key_codes import encode_keys, positions_in
+
+
+def _arrow(kb: pa.Array) -> tuple[list[int], list[object], list[int]]:
+    enc = pc.dictionary_encode(kb)
+    codes = enc.indices.to_numpy().astype(np.int64)
+    first = [int(np.flatnonzero(codes == i)[0]) for i in range(len(enc.dictionary))]
+    return codes.tolist(), enc.dictionary.to_pylist(), first
+
+
+CASES = {
+    "dense": lambda rng: rng.integers(0, 3000, 5000),
+    "negative": lambda rng: rng.integers(-2500, 10, 4000),
+    "distinct shuffled": lambda rng: rng.permutation(6000) + 10**12,
+    "sparse (hashed)": lambda rng: rng.integers(-(2**62), 2**62, 3000),
+    "at int64 max": lambda rng: np.iinfo(np.int64).max - rng.integers(0, 50, 200),
+    "at int64 min": lambda rng: np.iinfo(np.int64).min + rng.integers(0, 50, 200),
+    "one": lambda rng: np.array([7]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_encode_keys_equals_dictionary_encode(case: str) -> None:
+    rng = np.random.default_rng(len(case))
+    kb = pa.array(CASES[case](rng).astype(np.int64))
+    got = encode_keys(kb)
+    codes, keys, first = _arrow(kb)
+    assert got.codes.tolist() == codes and got.keys.to_pylist() == keys and got.first.tolist() == first
+    # positions in an index that holds some of the keys and others around them
+    index = pa.array(np.unique(np.concatenate([np.asarray(keys)[::3], CASES[case](rng).astype(np.int64)])))
+    expected = pc.fill_null(pc.index_in(got.keys, value_set=index), -1).to_numpy().tolist()
+    assert positions_in(got.keys, index).tolist() == expected
+
+
+def test_binary_keys_and_empty_inputs() -> None:
+    kb = pa.array([b"b", b"a", b"b", b"c"], pa.large_binary())
+    got = encode_keys(kb)
+    assert got.codes.tolist() == [0, 1, 0, 2] and got.keys.to_pylist() == [b"b", b"a", b"c"]
+    assert got.first.tolist() == [0, 1, 3]
+    assert positions_in(got.keys, pa.array([b"c", b"b"], pa.large_binary())).tolist() == [1, -1, 0]
+    empty = pa.array([], pa.int64())
+    assert positions_in(empty, pa.array([1, 2], pa.int64())).tolist() == []
+    assert positions_in(pa.array([1, 2], pa.int64()), empty).tolist() == [-1, -1]
+    assert len(encode_keys(empty).keys) == 0
