@@ -12,6 +12,9 @@ ratios (floor / laketide: the target's speed ratio) and their median, CPU of the
 tree (its Python workers) plus this driver, and, with ``--stages``, the Spark stages of the last laketide write
 (tasks, executor run time, JVM CPU, shuffle bytes) from the UI's REST API.
 
+``--two-stage`` adds the write as it was before the assigners became the writers (``cross_partition_routed``:
+assigners, then a second shuffle by (partition, bucket) to the writers), for a before / after in one session.
+
 ``--cold`` starts with a laketide write before anything else has run in the session (the first JVM compile, the
 Python workers' first imports) and reports it separately: a best-of-N bench never sees it, a one-shot user does.
 """
@@ -66,7 +69,19 @@ def _stages(ui: str, app: str, group: str) -> list[str]:
     return lines
 
 
-def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: bool) -> dict[str, float]:
+def _two_stage_write(df: Any, name: str, wh: str) -> None:
+    from laketide.spark.api import _save
+    from laketide.spark.cross_partition import cross_partition_routed
+    from laketide.spark.writer import KEY_INDEX_BASE, ROUTED, key_index_option
+
+    table = laketide.load_catalog(warehouse=wh).table(name)
+    with cross_partition_routed(df, table) as (routed, report):
+        _save(routed, name, "append", {"warehouse": wh, KEY_INDEX_BASE: key_index_option(report.key_index_base),
+                                       ROUTED: "bucket,row-kind"})
+
+
+def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: bool,
+        two_stage: bool = False) -> dict[str, float]:
     conf = {"spark.ui.enabled": "true", "spark.ui.port": "0"} if stages else None
     spark = ls.session("local[2]", app_name="laketide-cross-partition-rounds", conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
@@ -107,7 +122,7 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
         out["cold laketide s"] = wall
         print(f"cold (first) laketide write: {wall:.3f} s, JVM cpu {jvm:.2f} s, tree cpu {tree:.2f} s")
 
-    variants = ["floor", "laketide"] + (["fixed"] if fixed else [])
+    variants = ["floor", "laketide"] + (["fixed"] if fixed else []) + (["two-stage"] if two_stage else [])
     results: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
     last_group = ""
     for r in range(rounds + 1):  # round 0 warms up
@@ -115,6 +130,9 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
             if v == "floor":
                 path = str(work / f"pq{next(counter)}")
                 fn: Callable[[], object] = lambda path=path: updates.write.mode("overwrite").parquet(path)  # noqa: E731
+            elif v == "two-stage":
+                name = populated(["order_id"], {})
+                fn = lambda name=name: _two_stage_write(updates, name, wh)  # noqa: E731
             else:
                 keys, options = (["order_id"], {}) if v == "laketide" else (["order_id", "status"], {"bucket": "4"})
                 name = populated(keys, options)
@@ -135,11 +153,11 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
     def med(v: str, i: int) -> float:
         return statistics.median(x[i] for x in results[v][1:])
 
-    pairs = list(zip(results["floor"][1:], results["laketide"][1:]))
-    ratios = [floor[0] / ours[0] for floor, ours in pairs]
-    cpu_ratios = [floor[2] / ours[2] for floor, ours in pairs]
-    out["median ratio (floor/laketide, wall)"] = statistics.median(ratios)
-    out["median ratio (floor/laketide, tree cpu)"] = statistics.median(cpu_ratios)
+    for v in variants[1:]:
+        pairs = list(zip(results["floor"][1:], results[v][1:]))
+        out[f"median ratio (floor/{v}, wall)"] = statistics.median(floor[0] / ours[0] for floor, ours in pairs)
+        out[f"median ratio (floor/{v}, tree cpu)"] = statistics.median(floor[2] / ours[2] for floor, ours in pairs)
+    ratios = [floor[0] / ours[0] for floor, ours in zip(results["floor"][1:], results["laketide"][1:])]
     for v in variants:
         out[f"{v} wall s"], out[f"{v} jvm cpu s"], out[f"{v} tree cpu s"] = med(v, 0), med(v, 1), med(v, 2)
     print(f"per-round wall ratios (floor / laketide): {', '.join(f'{x:.2f}' for x in ratios)}")
@@ -155,10 +173,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stages", action="store_true", help="the Spark stages of the last laketide write")
     parser.add_argument("--cold", action="store_true", help="time a first laketide write before any warm-up")
     parser.add_argument("--fixed", action="store_true", help="also the same write into fixed buckets")
+    parser.add_argument("--two-stage", action="store_true", help="also the two-stage write (assigners, then writers)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="laketide-cross-rounds-"))
     try:
-        run(args.rows, rounds=args.rounds, work=work, stages=args.stages, cold=args.cold, fixed=args.fixed)
+        run(args.rows, rounds=args.rounds, work=work, stages=args.stages, cold=args.cold, fixed=args.fixed,
+            two_stage=args.two_stage)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -271,3 +271,64 @@ def test_pypaimon_reads_what_the_assigners_routed(spark, cat, wh: str, pypaimon)
         lts.write(_df(spark, rows), "db.x", warehouse=wh)
     theirs = {r["id"]: (r["dt"], r["v"]) for r in pypaimon.read(wh, "db.x").to_pylist()}
     assert theirs == oracle == _state(cat.table("db.x"))
+
+
+def _new_files(t, before: set[str]) -> dict[tuple, list[str]]:
+    """(partition, bucket) -> the data files of ``t`` that are not in ``before``."""
+    out: dict[tuple, list[str]] = {}
+    for split in t.scan().plan():
+        for path in split.file_paths():
+            if path not in before:
+                out.setdefault((split.partition_values, split.bucket), []).append(path)
+    return out
+
+
+def _all_files(t) -> set[str]:
+    return {p for split in t.scan().plan() for p in split.file_paths()}
+
+
+def test_python_written_table_gets_one_writer_per_bucket_and_the_python_answer(spark, cat, wh: str) -> None:
+    """Keys the Python path put into buckets in fill order (not by the Spark assigners' ownership) are routed to
+    the task owning their bucket: each bucket gets one new file (one writer, its own sequence numbers), and the
+    table ends as the same rows written through Python."""
+    first = [{"id": k, "dt": "ab"[k % 2], "v": k, "op": None} for k in range(120)]
+    second = [(k, "abc"[k % 3], -k, None) for k in range(60, 180)] + [(61, "c", 7, None), (62, "a", 8, None)]
+    options = {"dynamic-bucket.target-row-num": "25"}
+    t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"], options=options)
+    t.write(pa.Table.from_pylist(first, schema=SCHEMA))
+    before = _all_files(t)
+    lts.write(_df(spark, second), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    new = _new_files(t, before)
+    assert new and all(len(files) == 1 for files in new.values()), new
+    py = cat.create_table("db.py", SCHEMA, primary_key=["id"], partition_keys=["dt"], options=options)
+    py.write(pa.Table.from_pylist(first, schema=SCHEMA))
+    py.write(pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in second], schema=SCHEMA))
+    expected = {r["id"]: (r["dt"], r["v"]) for r in first} | {k: (dt, v) for k, dt, v, _ in second}
+    assert _state(t) == _state(py) == expected
+    assert all(len(p) == 1 for p in _locations(t).values())
+
+
+def test_failed_job_commits_nothing_leaves_no_files_and_a_retry_lands(spark, cat, wh: str) -> None:
+    import os
+
+    from pyspark.errors import PySparkException
+
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"dynamic-bucket.target-row-num": "10", "rowkind.field": "op"})
+    lts.write(_df(spark, [(k, "ab"[k % 2], k, "+I") for k in range(40)]), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    snapshot, state = t.latest_snapshot(), _state(t)
+    on_disk = {os.path.join(d, f) for d, _, fs in os.walk(t.path) for f in fs}
+    rows = [(k, "c", -k, "+I") for k in range(20, 60)] + [(7, "a", 0, "bogus")]  # one task fails in its writer
+    with pytest.raises((PySparkException, Exception), match="invalid row kinds"):
+        lts.write(_df(spark, rows), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    assert t.latest_snapshot() == snapshot and _state(t) == state
+    assert {os.path.join(d, f) for d, _, fs in os.walk(t.path) for f in fs} == on_disk  # the other tasks' files too
+    fixed = rows[:-1] + [(7, "a", 0, "-D")]
+    lts.write(_df(spark, fixed), "db.x", warehouse=wh)
+    expected = {k: ("ab"[k % 2], k) for k in range(20) if k != 7} | {k: ("c", -k) for k in range(20, 60)}
+    t = cat.table("db.x")
+    assert _state(t) == expected
+    assert all(len(p) == 1 for p in _locations(t).values())
