@@ -332,3 +332,31 @@ def test_failed_job_commits_nothing_leaves_no_files_and_a_retry_lands(spark, cat
     t = cat.table("db.x")
     assert _state(t) == expected
     assert all(len(p) == 1 for p in _locations(t).values())
+
+
+def test_another_job_writing_between_lookup_and_commit_fails_the_writers_that_assign(spark, cat, wh: str) -> None:
+    from laketide.spark.api import _save
+    from laketide.spark.cross_partition import cross_partition_keyed
+
+    t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"])
+    lts.write(_df(spark, [(1, "a", 1, None)]), "db.x", warehouse=wh)
+    with cross_partition_keyed(_df(spark, [(1, "b", 2, None)]), cat.table("db.x")) as (by_owner, routing, report):
+        assert report.keys == 1
+        t.write(pa.Table.from_pylist([{"id": 1, "dt": "c", "v": 3, "op": None}], schema=SCHEMA))  # another job
+        before = cat.table("db.x").latest_snapshot()
+        with pytest.raises(Exception, match="written by another job"):
+            _save(by_owner, "db.x", "append", {"warehouse": wh, **routing})
+    assert cat.table("db.x").latest_snapshot() == before
+    assert _state(cat.table("db.x")) == {1: ("c", 3)}
+
+
+def test_malformed_assign_option_is_refused(spark, cat, wh: str) -> None:
+    from laketide.spark.api import _save
+    from laketide.spark.cross_partition import cross_partition_keyed
+    from laketide.spark.options import ASSIGN
+
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"])
+    with cross_partition_keyed(_df(spark, [(1, "b", 2, None)]), cat.table("db.x")) as (by_owner, routing, _):
+        with pytest.raises(Exception, match="assign option of the write to db.x is malformed"):
+            _save(by_owner, "db.x", "append", {"warehouse": wh, **routing, ASSIGN: "{not json"})
+    assert cat.table("db.x").latest_snapshot() is None
