@@ -158,12 +158,9 @@ def _locate_udf(locations: KeyLocations, table_name: str) -> Any:
     pk = list(schema.primary_keys)
     key_schema = pa.schema([to_arrow_schema(schema.row_type).field(k) for k in pk])
 
-    def locate(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+    def located(keys: list[pa.Array]) -> Iterator[pa.Array]:
         from laketide.write.conform import conform
 
-        keys = [b for b in batches]  # one keyed read for the whole task (the key columns only)
-        if not keys:
-            return
         rows = pa.Table.from_batches([pa.RecordBatch.from_struct_array(k) for k in keys])
         rows = conform(rows.rename_columns(pk), key_schema, table_name=table_name)
         parts, buckets = locations.locate(rows)
@@ -172,6 +169,19 @@ def _locate_udf(locations: KeyLocations, table_name: str) -> Any:
         for k in keys:
             yield packed.slice(start, len(k))
             start += len(k)
+
+    def locate(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        # One keyed read per ASSIGN_CHUNK_ROWS keys: few reads, and Spark holds only that many rows meanwhile.
+        pending: list[pa.Array] = []
+        rows = 0
+        for keys in batches:
+            pending.append(keys)
+            rows += len(keys)
+            if rows >= ASSIGN_CHUNK_ROWS:
+                yield from located(pending)
+                pending, rows = [], 0
+        if pending:
+            yield from located(pending)
 
     return locate
 
