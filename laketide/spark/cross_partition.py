@@ -127,10 +127,12 @@ def cross_partition_keyed(df: DataFrame, table: Any, *,
     shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
     n = assigner_layout(table.options, parallelism=num_tasks or shuffle).num_channels
     pk = list(table.schema.primary_keys)
-    locate = _locate_udf(KeyLocations(plan), table.name)
-    make_udf: Any = arrow_udf
-    located = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id()).withColumn(
-        LOCATION_COLUMN, make_udf(locate, LongType())(F.struct(*[df[k] for k in pk])))
+    if plan.splits:
+        make_udf: Any = arrow_udf
+        location = make_udf(_locate_udf(KeyLocations(plan), table.name), LongType())(F.struct(*[df[k] for k in pk]))
+    else:  # an empty table (or every bucket past the index TTL): every key is new, nothing to look up
+        location = F.lit(None).cast(LongType())
+    located = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id()).withColumn(LOCATION_COLUMN, location)
     location = located[LOCATION_COLUMN]
     owner = F.when(location.isNull(), F.pmod(F.hash(*[located[k] for k in pk]), F.lit(n))).otherwise(
         F.pmod(F.pmod(location, F.lit(1 << 32)), F.lit(n)))

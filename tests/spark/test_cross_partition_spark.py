@@ -386,3 +386,24 @@ def test_small_lookup_chunks_match_the_oracle(spark, cat, wh: str, monkeypatch) 
         t = cat.table("db.x")
         assert _state(t) == oracle
         assert all(len(p) == 1 for p in _locations(t).values())
+
+
+def test_first_write_into_an_empty_table_looks_nothing_up(spark, cat, wh: str) -> None:
+    from laketide.spark.cross_partition import cross_partition_keyed
+
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"dynamic-bucket.target-row-num": "10"})
+    rows = [(k % 30, "abc"[k % 3], k, None) for k in range(75)]  # keys repeated: the last row of each wins
+    with cross_partition_keyed(_df(spark, rows), cat.table("db.x")) as (by_owner, _, report):
+        plan = by_owner._jdf.queryExecution().executedPlan().toString()
+        assert report.keys == 0 and "ArrowEvalPython" not in plan and "BatchEvalPython" not in plan
+    lts.write(_df(spark, rows), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    assert _state(t) == {k % 30: ("abc"[k % 3], k) for k in range(75)}
+    assert all(len(p) == 1 for p in _locations(t).values())
+    sizes: dict[tuple, int] = {}
+    for places in _locations(t).values():
+        sizes[places[0]] = sizes.get(places[0], 0) + 1
+    assert max(sizes.values()) <= 10
+    with cross_partition_keyed(_df(spark, rows), t) as (by_owner, _, report):  # now there are keys to look up
+        assert report.keys == 30 and "ArrowEvalPython" in by_owner._jdf.queryExecution().executedPlan().toString()
