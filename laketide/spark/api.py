@@ -237,7 +237,7 @@ def _write(
         if table.store.bucket_mode == "cross-partition":
             from laketide.spark.cross_partition import cross_partition_keyed
 
-            # One shuffle by key hash: each task assigns its keys' buckets and writes them in one Python pass.
+            # One shuffle to the task owning each key's buckets, which assigns and writes in one Python pass.
             with cross_partition_keyed(df, table, num_tasks=num_tasks) as (by_key, routing, _):
                 _save(by_key, name, save_mode, {**opts, **routing})
             return

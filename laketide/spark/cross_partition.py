@@ -6,24 +6,24 @@ through Spark no task holds the table's keys:
 
 1. The driver plans the latest snapshot's buckets (the index TTL skips stale ones) and reports them; no job
    reads the table's keys up front.
-2. Incoming rows get their arrival order (``monotonically_increasing_id``) and shuffle by key hash to ``n``
-   assigner tasks, in arrival order; assigner ``i`` owns the buckets ``b % n == i`` for new keys.
-3. Each assigner reads the planned buckets with ``key IN (its incoming keys)`` (laketide.write.key_locations:
-   files and row groups skipped by key statistics, rows filtered before the merge), so it learns where its keys
-   live without a join against every key of the table. The live-key counts of the buckets it fills (up to
-   ``dynamic-bucket.target-row-num``) come from file metadata where exact, else from reading those buckets.
-   In arrival order it applies the merge engine's rule for keys that change partition (deduplicate: delete in
-   the old partition, insert in the new; partial-update / aggregation: stay in the old one; first-row: keep
-   the old row) and tags each row with its bucket and row kind.
-4. ``laketide.spark.write`` (``cross_partition_keyed``): the assigner task is the writer task. Its rows go to
-   the table's writer in the same Python pass (one shuffle, one trip of the rows into Python). Every row of a
-   key comes from its one task, so two tasks never write the same key; but a key may live in a bucket another
-   task fills (a table written by the Python path, or with another parallelism), so two tasks may add level-0
-   files to one bucket: the tasks do not compact, the driver compacts after the commit where the table's
-   options say so (as for an unshuffled DataFrame's tasks).
-   ``cross_partition_routed`` keeps the two-stage form (rows shuffled by (partition, bucket) to one writer per
-   bucket after the assigners): a key's rows all come from its assigner, in arrival order, and a shuffle keeps
-   that order, so the last row of a key wins without a second sort.
+2. ``laketide.spark.write`` (``cross_partition_keyed``): each input task looks its keys up in the planned
+   buckets (an iterator Arrow UDF over the key columns only: one read with ``key IN (its keys)`` per 262k keys,
+   laketide.write.key_locations: files and row groups skipped by key statistics, rows filtered before the
+   merge). Rows get their arrival order (``monotonically_increasing_id``) and shuffle once to ``n`` tasks: a
+   key the table holds to the task owning its bucket (``bucket % n``), a new key by its hash; each task sorts its
+   rows back into arrival order. Task ``i`` fills only buckets ``b % n == i`` with new keys, so every bucket a
+   key's rows go to (its old one, the new ones it fills) belongs to the key's task: one writer per bucket, which
+   may compact it. With nothing planned (an empty table) there is nothing to look up and no UDF.
+3. Each task is the assigner and the writer of its rows, in one Python pass: the live-key counts of the buckets
+   it fills (up to ``dynamic-bucket.target-row-num``) come from file metadata where exact, else from reading
+   those buckets; in arrival order it applies the merge engine's rule for keys that change partition
+   (deduplicate: delete in the old partition, insert in the new; partial-update / aggregation: stay in the old
+   one; first-row: keep the old row), tags each row with its bucket and row kind and hands it to the table's
+   writer.
+4. ``cross_partition_routed`` keeps the two-stage form for callers that want the routed rows: assigner tasks by
+   key hash (each looks its keys up itself), then a second shuffle by (partition, bucket) to one writer per
+   bucket; a key's rows all come from its assigner, in arrival order, and a shuffle keeps that order, so the
+   last row of a key wins without a second sort.
 
 Paimon: crosspartition.GlobalIndexAssigner, IndexBootstrap (the Flink / Spark topologies bootstrap -> key hash
 shuffle -> assigner -> (partition, bucket) shuffle); here the bootstrap is a keyed read inside the assigner
