@@ -20,12 +20,9 @@ from laketide.spark.errors import typed_errors
 from laketide.spark.options import AUDIT_LOG, TableRef, absolute_warehouse, check_options, table_ref
 from laketide.spark.writer import (
     BUCKET_COLUMN,
-    KEY_INDEX_BASE,
     RESERVED_PREFIX,
     ROUTED,
     ROUTED_BUCKET,
-    ROUTED_ROW_KIND,
-    key_index_option,
 )
 
 if TYPE_CHECKING:
@@ -238,11 +235,11 @@ def _write(
         if native and _write_natively(df, ref, table, save_mode, opts, num_tasks, required=native):
             return
         if table.store.bucket_mode == "cross-partition":
-            from laketide.spark.cross_partition import cross_partition_routed
+            from laketide.spark.cross_partition import cross_partition_keyed
 
-            with cross_partition_routed(df, table, num_tasks=num_tasks) as (routed, report):
-                _save(routed, name, save_mode, {**opts, KEY_INDEX_BASE: key_index_option(report.key_index_base),
-                                                ROUTED: f"{ROUTED_BUCKET},{ROUTED_ROW_KIND}"})
+            # One shuffle to the task owning each key's buckets, which assigns and writes in one Python pass.
+            with cross_partition_keyed(df, table, num_tasks=num_tasks) as (by_key, routing, _):
+                _save(by_key, name, save_mode, {**opts, **routing})
             return
         routed_df = with_buckets(df, table, num_tasks=num_tasks)
         if BUCKET_COLUMN in routed_df.columns:
@@ -458,7 +455,7 @@ def write_stream(
 def _cross_partition_batch(name: str, options: Mapping[str, str], *, checkpoint: str,
                            num_tasks: int | None) -> Any:
     from laketide.exceptions import CommitError
-    from laketide.spark.cross_partition import cross_partition_routed
+    from laketide.spark.cross_partition import cross_partition_keyed
     from laketide.spark.options import COMMIT_IDENTIFIER, TEST_FAIL_AFTER_COMMIT, int_option
     from laketide.spark.writer import committed_before, query_commit_user
 
@@ -473,9 +470,8 @@ def _cross_partition_batch(name: str, options: Mapping[str, str], *, checkpoint:
         table = _table(name, None, opts)  # as it is now: earlier batches have committed
         if committed_before(table, user, batch_id):
             return  # Spark replays a batch whose commit landed before a crash
-        with cross_partition_routed(batch, table, num_tasks=num_tasks) as (routed, report):
-            _save(routed, name, "append", {**opts, KEY_INDEX_BASE: key_index_option(report.key_index_base),
-                                           ROUTED: f"{ROUTED_BUCKET},{ROUTED_ROW_KIND}"})
+        with cross_partition_keyed(batch, table, num_tasks=num_tasks) as (by_key, routing, _):
+            _save(by_key, name, "append", {**opts, **routing})
         if batch_id == fail_after:
             raise CommitError(f"test hook: failing after the laketide commit of batch {batch_id}")
 

@@ -44,6 +44,9 @@ _TIME_TRAVEL = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "s
 # Internal: set by laketide.spark.write / write_stream, never by users (see laketide.spark.writer).
 ROUTED = "laketide.routed"
 KEY_INDEX_BASE = "laketide.key-index-base"
+# A cross-partition write whose tasks assign (ROUTED = assign): how many assigners, the partitions the rows'
+# locations index (laketide.spark.cross_partition.cross_partition_keyed).
+ASSIGN = "laketide.assign"
 # The snapshot a Spark-evaluated UPDATE / MERGE read: its commit fails if the written buckets changed since.
 READ_BASE_SNAPSHOT = "laketide.read-base-snapshot"
 COMMIT_IDENTIFIER = "commit.identifier"
@@ -67,7 +70,7 @@ SUPPORTED_OPTIONS: dict[Operation, frozenset[str]] = {
     # an exactly-once commit (a replay with the same pair is not committed twice).
     "write": frozenset({
         *_TARGET, "partitionoverwritemode", "overwrite-partition", "commit.user", COMMIT_IDENTIFIER, ROUTED,
-        KEY_INDEX_BASE, READ_BASE_SNAPSHOT,
+        KEY_INDEX_BASE, ASSIGN, READ_BASE_SNAPSHOT,
     }),
     # queryName: Spark's own (it names the query; Spark passes it to the sink as an option).
     "stream write": frozenset({*_TARGET, "checkpointlocation", "queryname", "commit.user", ROUTED,

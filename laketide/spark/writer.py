@@ -29,6 +29,7 @@ from laketide.expr import Leaf, Op, Predicate, and_, bind, filter_table, or_
 from laketide.meta.commit_message import CommitMessage, KeyIndexBase
 from laketide.spark.errors import surfaced
 from laketide.spark.options import (
+    ASSIGN,
     COMMIT_IDENTIFIER,
     KEY_INDEX_BASE,
     READ_BASE_SNAPSHOT,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = [
+    "ASSIGN",
     "BUCKET_COLUMN",
     "BatchWriter",
     "KEY_INDEX_BASE",
@@ -62,6 +64,9 @@ BUCKET_COLUMN = "__laketide_bucket"
 ROW_KIND_COLUMN = "__laketide_row_kind"
 ROUTED_BUCKET = "bucket"
 ROUTED_ROW_KIND = "row-kind"
+# Cross-partition tables: rows arrive with their keys' locations, shuffled to the task owning their buckets
+# (laketide.spark.cross_partition); each task assigns buckets and row kinds itself and writes in the same pass.
+ROUTED_ASSIGN = "assign"
 RESERVED_PREFIX = "__laketide_"
 WRITE_CHUNK_ROWS = 262_144  # rows a writer task hands TableWrite.write at once
 
@@ -96,7 +101,7 @@ def _check_routed(table: Any, commits: Sequence[WriterCommitMessage | None]) -> 
 def routed_columns(options: Mapping[str, str]) -> frozenset[str]:
     raw = options.get(ROUTED) or ""
     out = frozenset(p.strip() for p in raw.split(",") if p.strip())
-    unknown = out - {ROUTED_BUCKET, ROUTED_ROW_KIND}
+    unknown = out - {ROUTED_BUCKET, ROUTED_ROW_KIND, ROUTED_ASSIGN}
     if unknown:
         raise InvalidOptionError(f"laketide: internal option {ROUTED!r} has unknown parts {sorted(unknown)}")
     return out
@@ -112,11 +117,25 @@ class _TaskPlan:
     # mode("overwrite") of a static partition: every row must belong to it.
     static_partition: dict[str, object] | None = None
     full_compaction: bool = False
+    # ROUTED_ASSIGN: the cross-partition assigners' bucket counts, how many there are, and the partitions the
+    # rows' locations index.
+    locations: Any = None
+    num_assigners: int = 1
+    located: tuple[bytes, ...] = ()
 
     @property
     def one_task_per_bucket(self) -> bool:
         """laketide.spark.write routed each bucket to one task: the tasks may compact their buckets."""
-        return ROUTED_BUCKET in self.routed
+        return ROUTED_BUCKET in self.routed or ROUTED_ASSIGN in self.routed
+
+    @property
+    def buckets_given(self) -> bool:
+        """Each row arrives with its bucket, or gets it from this task's assigner."""
+        return ROUTED_BUCKET in self.routed or ROUTED_ASSIGN in self.routed
+
+    @property
+    def row_kinds_given(self) -> bool:
+        return ROUTED_ROW_KIND in self.routed or ROUTED_ASSIGN in self.routed
 
 
 def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideCommit:
@@ -136,16 +155,23 @@ def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideC
         if inside is not None:
             _check_inside(table, chunk, inside, plan.static_partition or {})
         buckets = row_kinds = None
-        if ROUTED_BUCKET in plan.routed:
+        if plan.buckets_given:
             if w.dynamic_mode is not None:
                 buckets = chunk.column(BUCKET_COLUMN).to_numpy()
             chunk = chunk.drop_columns([BUCKET_COLUMN])
-        if ROUTED_ROW_KIND in plan.routed:
+        if plan.row_kinds_given:
             row_kinds = chunk.column(ROW_KIND_COLUMN).to_numpy()
             chunk = chunk.drop_columns([ROW_KIND_COLUMN])
         w.write(chunk, buckets=buckets, row_kinds=row_kinds)
 
     messages: list[CommitMessage] = []
+    if ROUTED_ASSIGN in plan.routed:  # this task is a cross-partition assigner: route, then write the routed rows
+        from laketide.spark.cross_partition import assigned_rows
+
+        batches = (b for out in assigned_rows(batches, file_io=table.file_io, path=table.path, name=table.name,
+                                              schema=table.schema, locations=plan.locations,
+                                              num_assigners=plan.num_assigners, located=plan.located)
+                   for b in out.to_batches())
     try:
         for batch in batches:
             if batch.num_rows:
@@ -163,8 +189,7 @@ def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideC
         raise
     finally:
         w.close()
-    routed = ROUTED_BUCKET in plan.routed
-    return LaketideCommit(tuple(messages), unrouted_dynamic=w.dynamic_mode is not None and not routed)
+    return LaketideCommit(tuple(messages), unrouted_dynamic=w.dynamic_mode is not None and not plan.buckets_given)
 
 
 def compact_after_commit(table: Any, plan: _TaskPlan, messages: Sequence[CommitMessage]) -> None:
@@ -312,11 +337,21 @@ class BatchWriter(DataSourceArrowWriter):
             )
         self.commit_key = None if identifier is None else (query_commit_user(options), identifier)
         self.read_base = int_option(options, READ_BASE_SNAPSHOT)
+        routed = routed_columns(options)
+        locations: Any = None
+        assigners = 1
+        located: tuple[bytes, ...] = ()
+        if ROUTED_ASSIGN in routed:  # planned once here, in the driver's Python worker, shipped to every task
+            from laketide.spark.cross_partition import parse_assign_option, task_locations
+
+            assigners, located = parse_assign_option(options.get(ASSIGN), ref.name)
+            locations = task_locations(table)
         self.plan = _TaskPlan(
-            ref=ref, routed=routed_columns(options), key_index_base=_parse_key_index(options.get(KEY_INDEX_BASE)),
+            ref=ref, routed=routed, key_index_base=_parse_key_index(options.get(KEY_INDEX_BASE)),
             static_partition=static_partition if overwrite else None,
             # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as Table.write).
             full_compaction=table.options.full_compaction_delta_commits is not None,
+            locations=locations, num_assigners=assigners, located=located,
         )
 
     @surfaced

@@ -271,3 +271,139 @@ def test_pypaimon_reads_what_the_assigners_routed(spark, cat, wh: str, pypaimon)
         lts.write(_df(spark, rows), "db.x", warehouse=wh)
     theirs = {r["id"]: (r["dt"], r["v"]) for r in pypaimon.read(wh, "db.x").to_pylist()}
     assert theirs == oracle == _state(cat.table("db.x"))
+
+
+def _new_files(t, before: set[str]) -> dict[tuple, list[str]]:
+    """(partition, bucket) -> the data files of ``t`` that are not in ``before``."""
+    out: dict[tuple, list[str]] = {}
+    for split in t.scan().plan():
+        for path in split.file_paths():
+            if path not in before:
+                out.setdefault((split.partition_values, split.bucket), []).append(path)
+    return out
+
+
+def _all_files(t) -> set[str]:
+    return {p for split in t.scan().plan() for p in split.file_paths()}
+
+
+def test_python_written_table_gets_one_writer_per_bucket_and_the_python_answer(spark, cat, wh: str) -> None:
+    """Keys the Python path put into buckets in fill order (not by the Spark assigners' ownership) are routed to
+    the task owning their bucket: each bucket gets one new file (one writer, its own sequence numbers), and the
+    table ends as the same rows written through Python."""
+    first = [{"id": k, "dt": "ab"[k % 2], "v": k, "op": None} for k in range(120)]
+    second = [(k, "abc"[k % 3], -k, None) for k in range(60, 180)] + [(61, "c", 7, None), (62, "a", 8, None)]
+    options = {"dynamic-bucket.target-row-num": "25"}
+    t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"], options=options)
+    t.write(pa.Table.from_pylist(first, schema=SCHEMA))
+    before = _all_files(t)
+    lts.write(_df(spark, second), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    new = _new_files(t, before)
+    assert new and all(len(files) == 1 for files in new.values()), new
+    py = cat.create_table("db.py", SCHEMA, primary_key=["id"], partition_keys=["dt"], options=options)
+    py.write(pa.Table.from_pylist(first, schema=SCHEMA))
+    py.write(pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in second], schema=SCHEMA))
+    expected = {r["id"]: (r["dt"], r["v"]) for r in first} | {k: (dt, v) for k, dt, v, _ in second}
+    assert _state(t) == _state(py) == expected
+    assert all(len(p) == 1 for p in _locations(t).values())
+
+
+def test_failed_job_commits_nothing_leaves_no_files_and_a_retry_lands(spark, cat, wh: str) -> None:
+    import os
+
+    from pyspark.errors import PySparkException
+
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"dynamic-bucket.target-row-num": "10", "rowkind.field": "op"})
+    lts.write(_df(spark, [(k, "ab"[k % 2], k, "+I") for k in range(40)]), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    snapshot, state = t.latest_snapshot(), _state(t)
+    on_disk = {os.path.join(d, f) for d, _, fs in os.walk(t.path) for f in fs}
+    rows = [(k, "c", -k, "+I") for k in range(20, 60)] + [(7, "a", 0, "bogus")]  # one task fails in its writer
+    with pytest.raises((PySparkException, Exception), match="invalid row kinds"):
+        lts.write(_df(spark, rows), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    assert t.latest_snapshot() == snapshot and _state(t) == state
+    assert {os.path.join(d, f) for d, _, fs in os.walk(t.path) for f in fs} == on_disk  # the other tasks' files too
+    fixed = rows[:-1] + [(7, "a", 0, "-D")]
+    lts.write(_df(spark, fixed), "db.x", warehouse=wh)
+    expected = {k: ("ab"[k % 2], k) for k in range(20) if k != 7} | {k: ("c", -k) for k in range(20, 60)}
+    t = cat.table("db.x")
+    assert _state(t) == expected
+    assert all(len(p) == 1 for p in _locations(t).values())
+
+
+def test_another_job_writing_between_lookup_and_commit_fails_the_writers_that_assign(spark, cat, wh: str) -> None:
+    from laketide.spark.api import _save
+    from laketide.spark.cross_partition import cross_partition_keyed
+
+    t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"])
+    lts.write(_df(spark, [(1, "a", 1, None)]), "db.x", warehouse=wh)
+    with cross_partition_keyed(_df(spark, [(1, "b", 2, None)]), cat.table("db.x")) as (by_owner, routing, report):
+        assert report.keys == 1
+        t.write(pa.Table.from_pylist([{"id": 1, "dt": "c", "v": 3, "op": None}], schema=SCHEMA))  # another job
+        before = cat.table("db.x").latest_snapshot()
+        with pytest.raises(Exception, match="written by another job"):
+            _save(by_owner, "db.x", "append", {"warehouse": wh, **routing})
+    assert cat.table("db.x").latest_snapshot() == before
+    assert _state(cat.table("db.x")) == {1: ("c", 3)}
+
+
+def test_malformed_assign_option_is_refused(spark, cat, wh: str) -> None:
+    from laketide.spark.api import _save
+    from laketide.spark.cross_partition import cross_partition_keyed
+    from laketide.spark.options import ASSIGN
+
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"])
+    with cross_partition_keyed(_df(spark, [(1, "b", 2, None)]), cat.table("db.x")) as (by_owner, routing, _):
+        with pytest.raises(Exception, match="assign option of the write to db.x is malformed"):
+            _save(by_owner, "db.x", "append", {"warehouse": wh, **routing, ASSIGN: "{not json"})
+    assert cat.table("db.x").latest_snapshot() is None
+
+
+def test_small_lookup_chunks_match_the_oracle(spark, cat, wh: str, monkeypatch) -> None:
+    """Keys looked up a few at a time (the lookup UDF is pickled by value with the chunk size it sees here): a key
+    repeated across lookup chunks and tasks, moving and deleted, still ends where its last row says."""
+    import laketide.spark.cross_partition as cp
+
+    monkeypatch.setattr(cp, "ASSIGN_CHUNK_ROWS", 7)
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"dynamic-bucket.target-row-num": "5", "rowkind.field": "op"})
+    rnd = random.Random(5)
+    oracle: dict[int, tuple] = {}
+    for _ in range(3):
+        rows = []
+        for _ in range(90):
+            k, dt, v = rnd.randint(0, 40), rnd.choice("abc"), rnd.randint(0, 999)
+            op = "-D" if rnd.random() < 0.1 else "+I"
+            rows.append((k, dt, v, op))
+            if op == "+I":
+                oracle[k] = (dt, v)
+            else:
+                oracle.pop(k, None)
+        lts.write(_df(spark, rows, slices=3), "db.x", warehouse=wh)
+        t = cat.table("db.x")
+        assert _state(t) == oracle
+        assert all(len(p) == 1 for p in _locations(t).values())
+
+
+def test_first_write_into_an_empty_table_looks_nothing_up(spark, cat, wh: str) -> None:
+    from laketide.spark.cross_partition import cross_partition_keyed
+
+    cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                     options={"dynamic-bucket.target-row-num": "10"})
+    rows = [(k % 30, "abc"[k % 3], k, None) for k in range(75)]  # keys repeated: the last row of each wins
+    with cross_partition_keyed(_df(spark, rows), cat.table("db.x")) as (by_owner, _, report):
+        plan = by_owner._jdf.queryExecution().executedPlan().toString()
+        assert report.keys == 0 and "ArrowEvalPython" not in plan and "BatchEvalPython" not in plan
+    lts.write(_df(spark, rows), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    assert _state(t) == {k % 30: ("abc"[k % 3], k) for k in range(75)}
+    assert all(len(p) == 1 for p in _locations(t).values())
+    sizes: dict[tuple, int] = {}
+    for places in _locations(t).values():
+        sizes[places[0]] = sizes.get(places[0], 0) + 1
+    assert max(sizes.values()) <= 10
+    with cross_partition_keyed(_df(spark, rows), t) as (by_owner, _, report):  # now there are keys to look up
+        assert report.keys == 30 and "ArrowEvalPython" in by_owner._jdf.queryExecution().executedPlan().toString()

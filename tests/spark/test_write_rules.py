@@ -256,6 +256,7 @@ def test_every_supported_option_is_listed_with_the_test_that_shows_it_works() ->
         "queryname": "test_demo_pipeline.py::test_streaming_chain_equals_batch_computation",
         "laketide.routed": "test_dynamic_bucket_spark.py::test_spark_dynamic_bucket_upserts",
         "laketide.key-index-base": "test_cross_partition_spark.py::test_another_job_writing_meanwhile_fails_the_commit",
+        "laketide.assign": "test_cross_partition_spark.py::test_random_upserts_moves_and_deletes_match_oracle",
         "laketide.read.groups": "test_native_read.py::test_partially_compacted_pk_table_unions_both_readers",
         "laketide.read-base-snapshot":
             "test_sql_spark_eval.py::test_pk_change_conflicts_with_a_write_after_its_snapshot",
