@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from laketide.meta.bucket import bucket_ids
 from laketide.types import DataType
 
-__all__ = ["Group", "split_by_partition_and_bucket"]
+__all__ = ["Group", "GroupRows", "group_rows", "split_by_partition_and_bucket"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,26 +25,59 @@ class Group:
     rows: pa.Table
 
 
-def split_by_partition_and_bucket(
+@dataclass(frozen=True, slots=True)
+class GroupRows:
+    """One (partition, bucket) group of a batch, not copied yet: its rows of ``source`` in input order."""
+
+    partition: tuple[object, ...]
+    bucket: int
+    source: pa.Table
+    indices: np.ndarray | None  # ascending row numbers in ``source``; None: every row of it
+
+    @property
+    def num_rows(self) -> int:
+        return self.source.num_rows if self.indices is None else len(self.indices)
+
+    def take(self, start: int = 0, stop: int | None = None) -> pa.Table:
+        """The group's rows ``start:stop`` copied out of ``source`` (a zero-copy slice when they are adjacent)."""
+        stop = self.num_rows if stop is None else min(stop, self.num_rows)
+        if self.indices is None:
+            return self.source.slice(start, stop - start)
+        idx = self.indices[start:stop]
+        # Ascending and distinct: first..last spans exactly len(idx) rows only when they are adjacent.
+        if len(idx) and int(idx[-1]) - int(idx[0]) == len(idx) - 1:
+            return self.source.slice(int(idx[0]), len(idx))
+        return self.source.take(idx)
+
+
+def group_rows(
     table: pa.Table,
     *,
     partition_keys: Sequence[str],
     bucket_keys: Sequence[str],
     bucket_key_types: Sequence[DataType],
     num_buckets: int,
-    max_rows: int | None = None,
-) -> Iterator[Group]:
-    """Group rows by partition values and bucket; ``num_buckets`` <= 0 puts every row in bucket 0.
+) -> list[GroupRows]:
+    """The (partition, bucket) groups of ``table`` (hash and grouping only: rows are copied by ``take``), in
+    order of their first code; ``num_buckets`` <= 0 puts every row in bucket 0."""
+    return _plan(table, partition_keys=partition_keys, bucket_keys=bucket_keys, bucket_key_types=bucket_key_types,
+                 num_buckets=num_buckets)[0]
 
-    With ``max_rows`` a group comes as several consecutive pieces of at most that many rows (in input order), each
-    copied from ``table`` only when the caller asks for it: the caller bounds the memory of the copies.
-    """
+
+def _plan(
+    table: pa.Table,
+    *,
+    partition_keys: Sequence[str],
+    bucket_keys: Sequence[str],
+    bucket_key_types: Sequence[DataType],
+    num_buckets: int,
+) -> tuple[list[GroupRows], np.ndarray | None]:
+    """The groups, and the row order that lists them one after the other (None: a single group, in input order)."""
     n = table.num_rows
     if n == 0:
-        return
+        return [], None
     if num_buckets <= 0 and not partition_keys:  # an unpartitioned unaware-bucket table: one group, no codes
-        yield from _pieces((), 0, table, max_rows)
-        return
+        return [GroupRows((), 0, table, None)], None
     if num_buckets > 0:
         buckets = np.asarray(bucket_ids(table, bucket_keys, bucket_key_types, num_buckets), dtype=np.int64)
     else:
@@ -65,8 +98,7 @@ def split_by_partition_and_bucket(
         radix *= len(encoded.dictionary) or 1
 
     if radix == 1:  # single group: no shuffle needed
-        yield from _pieces(tuple(d[0].as_py() for d in dictionaries), int(buckets[0]), table, max_rows)
-        return
+        return [GroupRows(tuple(d[0].as_py() for d in dictionaries), int(buckets[0]), table, None)], None
     # numpy's stable sort is a radix sort for integers of 16 bits or less: use the narrowest type that fits.
     if radix <= 1 << 8:
         code = code.astype(np.uint8)
@@ -77,16 +109,44 @@ def split_by_partition_and_bucket(
     boundaries = np.flatnonzero(np.diff(sorted_code)) + 1
     starts = np.concatenate(([0], boundaries))
     ends = np.concatenate((boundaries, [n]))
-    if max_rows is None:
-        taken = table.take(pa.array(order))
+    groups = []
     for s, e in zip(starts.tolist(), ends.tolist()):
         first = int(order[s])
         values = tuple(d[int(c[first])].as_py() for d, c in zip(dictionaries, part_codes))
-        if max_rows is None:
-            yield Group(values, int(buckets[first]), taken.slice(s, e - s))
-            continue
-        for start in range(s, e, max_rows):  # taken piece by piece: no copy of the whole input at once
-            yield Group(values, int(buckets[first]), table.take(pa.array(order[start:min(e, start + max_rows)])))
+        groups.append(GroupRows(values, int(buckets[first]), table, order[s:e]))
+    return groups, order
+
+
+def split_by_partition_and_bucket(
+    table: pa.Table,
+    *,
+    partition_keys: Sequence[str],
+    bucket_keys: Sequence[str],
+    bucket_key_types: Sequence[DataType],
+    num_buckets: int,
+    max_rows: int | None = None,
+) -> Iterator[Group]:
+    """Group rows by partition values and bucket; ``num_buckets`` <= 0 puts every row in bucket 0.
+
+    With ``max_rows`` a group comes as several consecutive pieces of at most that many rows (in input order), each
+    copied from ``table`` only when the caller asks for it: the caller bounds the memory of the copies.
+    """
+    groups, order = _plan(table, partition_keys=partition_keys, bucket_keys=bucket_keys,
+                          bucket_key_types=bucket_key_types, num_buckets=num_buckets)
+    if order is None:
+        for g in groups:
+            yield from _pieces(g.partition, g.bucket, table, max_rows)
+        return
+    if max_rows is None:
+        taken = table.take(pa.array(order))
+        start = 0
+        for g in groups:
+            yield Group(g.partition, g.bucket, taken.slice(start, g.num_rows))
+            start += g.num_rows
+        return
+    for g in groups:
+        for start in range(0, g.num_rows, max_rows):  # taken piece by piece: no copy of the whole input at once
+            yield Group(g.partition, g.bucket, g.take(start, start + max_rows))
 
 
 def _pieces(partition: tuple[object, ...], bucket: int, table: pa.Table, max_rows: int | None) -> Iterator[Group]:
