@@ -79,13 +79,13 @@ def _plan(
     if num_buckets <= 0 and not partition_keys:  # an unpartitioned unaware-bucket table: one group, no codes
         return [GroupRows((), 0, table, None)], None
     if num_buckets > 0:
-        buckets = np.asarray(bucket_ids(table, bucket_keys, bucket_key_types, num_buckets), dtype=np.int64)
+        buckets = np.asarray(bucket_ids(table, bucket_keys, bucket_key_types, num_buckets), dtype=np.int32)
     else:
-        buckets = np.zeros(n, dtype=np.int64)
+        buckets = np.zeros(n, dtype=np.int32)
 
     # One integer code per row: dictionary indices of each partition column, combined mixed-radix with the
-    # bucket. Nulls get their own code (the default partition).
-    code = buckets.copy()
+    # bucket. Nulls get their own code (the default partition). Without partitions the bucket is the code.
+    code: np.ndarray = buckets.astype(np.int64) if partition_keys else buckets
     radix = int(buckets.max()) + 1
     dictionaries: list[pa.Array] = []
     part_codes: list[np.ndarray] = []
