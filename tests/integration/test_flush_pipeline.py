@@ -269,3 +269,23 @@ def test_one_shot_writes_equal_dict_oracle(tmp_path_factory: pytest.TempPathFact
                 expected.pop((r["p"], r["k"]), None)
             batches = [pa.table({n: [r[n] for r in expected.values()] for n in SCHEMA.names}, schema=SCHEMA)]
     assert _by_key(t) == expected
+
+
+@pytest.mark.parametrize("buckets", [1, 3, 8])
+@pytest.mark.parametrize("parts", [1, 3, 30])
+def test_groups_found_lazily_equal_the_sorted_split(buckets: int, parts: int) -> None:
+    from laketide.types import BigIntType
+    from laketide.write.bucketing import group_rows, split_by_partition_and_bucket
+
+    rng = np.random.default_rng(buckets * parts)
+    data = _rows(20_000, rng, parts=parts)
+    data = data.set_column(0, "p", pa.array(np.where(rng.random(data.num_rows) < 0.1, None, data.column("p"))))
+    spec = {"partition_keys": ["p"], "bucket_keys": ["k"], "bucket_key_types": [BigIntType()],
+            "num_buckets": buckets}
+    sorted_split = [(g.partition, g.bucket, g.rows) for g in split_by_partition_and_bucket(data, **spec)]
+    lazy = group_rows(data, **spec)
+    assert [(g.partition, g.bucket) for g in lazy] == [(p, b) for p, b, _ in sorted_split]
+    for g, (_, _, rows) in zip(lazy, sorted_split):
+        assert g.num_rows == rows.num_rows
+        assert g.take().equals(rows)
+        assert pa.concat_tables([g.take(s, s + 777) for s in range(0, g.num_rows, 777)]).equals(rows)

@@ -8,7 +8,7 @@ import pytest
 from laketide.meta.bucket import bucket_of_hash
 
 
-@pytest.mark.parametrize("num_buckets", [1, 2, 3, 4, 7, 16, 1000, 2**31 - 1, 2**31])
+@pytest.mark.parametrize("num_buckets", [1, 2, 3, 4, 7, 16, 1000, 1024, 2**30, 2**31 - 1, 2**31])
 def test_int32_hashes_give_javas_bucket(num_buckets: int) -> None:
     rng = np.random.default_rng(num_buckets % 1000)
     edges = np.array([-(2**31), 2**31 - 1, -1, 0, 1, -7, 7], dtype=np.int32)
