@@ -18,7 +18,8 @@ Paimon: a batch job's writer flushes at ``prepareCommit`` only; this is laketide
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Protocol, runtime_checkable
 
@@ -49,7 +50,7 @@ def _bytes_of(group: GroupRows, rows: int) -> int:
 
 
 def write_groups_flushing(
-    groups: Iterable[GroupRows],
+    groups: Sequence[GroupRows],
     *,
     writer_of: Callable[[GroupRows], _Writer],
     buffered: Callable[[], list[_Buffered]],
@@ -98,7 +99,11 @@ def write_groups_flushing(
         if isinstance(writer, _Buffered):
             writer.flush()
 
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="laketide-flush") as pool:
+    # One group (or one core): nothing to overlap, so no thread hop.
+    threaded = len(groups) > 1 and workers > 1
+    with (ThreadPoolExecutor(max_workers=workers, thread_name_prefix="laketide-flush") if threaded
+          else nullcontext()) as pool:
+        submit = pool.submit if pool is not None else _run_now
         try:
             for group in groups:
                 writer = writer_of(group)
@@ -113,7 +118,7 @@ def write_groups_flushing(
                 while len(in_flight) >= max(1, workers):
                     wait_for(all_of=False)
                 own = writer.buffered_bytes if isinstance(writer, _Buffered) else 0
-                in_flight[pool.submit(finish, writer, group, last)] = (writer, own + _bytes_of(group, n - last))
+                in_flight[submit(finish, writer, group, last)] = (writer, own + _bytes_of(group, n - last))
                 bound()
             wait_for(all_of=True)
         except BaseException:
@@ -122,3 +127,14 @@ def write_groups_flushing(
             wait(list(in_flight))
             raise
 
+
+def _run_now(fn: Callable[..., None], *args: object) -> Future[None]:
+    """``fn(*args)`` on this thread, its outcome as a done future (what the pool's submit returns)."""
+    done: Future[None] = Future()
+    try:
+        fn(*args)
+    except BaseException as e:  # noqa: BLE001 - handed over through the future, raised by the caller
+        done.set_exception(e)
+    else:
+        done.set_result(None)
+    return done

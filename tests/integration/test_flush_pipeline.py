@@ -289,3 +289,18 @@ def test_groups_found_lazily_equal_the_sorted_split(buckets: int, parts: int) ->
         assert g.num_rows == rows.num_rows
         assert g.take().equals(rows)
         assert pa.concat_tables([g.take(s, s + 777) for s in range(0, g.num_rows, 777)]).equals(rows)
+
+
+@pytest.mark.parametrize("point", [FaultPoint.BEFORE, FaultPoint.AFTER])
+def test_a_single_bucket_write_failing_commits_nothing(tmp_path: Path, point: FaultPoint) -> None:
+    io = _FailNthDataFile(1, point)  # one group: flushed on the caller's thread
+    cat = FileSystemCatalog(str(tmp_path / "wh"), file_io=io)
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_key=["k"], options={"bucket": "1"})
+    data = _rows(5_000, np.random.default_rng(13))
+    with pytest.raises(InjectedFaultError):
+        t.write(data)
+    assert t.snapshot_manager.latest_snapshot_id() is None
+    assert _data_files(t) == []
+    t.write(data)
+    assert {r["k"]: r for r in t.read().to_pylist()} == {r["k"]: r for r in data.to_pylist()}
