@@ -304,3 +304,15 @@ def test_a_single_bucket_write_failing_commits_nothing(tmp_path: Path, point: Fa
     assert _data_files(t) == []
     t.write(data)
     assert {r["k"]: r for r in t.read().to_pylist()} == {r["k"]: r for r in data.to_pylist()}
+
+
+def test_odd_partition_values_in_a_one_shot_write(tmp_path: Path) -> None:
+    t = _create(_catalog(tmp_path), "t", bucket="4")
+    rng = np.random.default_rng(14)
+    data = _rows(6_000, rng)
+    odd = np.array(["a/b", "..", "x y", "%2F", ""])
+    data = data.set_column(0, "p", pa.array(odd[rng.integers(0, len(odd), data.num_rows)]))
+    t.write(data)
+    again = data.slice(0, 1_000)
+    t.write(again)  # rows again: still one row per key, the last written wins
+    assert _by_key(t) == _oracle([data, again])
