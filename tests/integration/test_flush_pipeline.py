@@ -316,3 +316,34 @@ def test_odd_partition_values_in_a_one_shot_write(tmp_path: Path) -> None:
     again = data.slice(0, 1_000)
     t.write(again)  # rows again: still one row per key, the last written wins
     assert _by_key(t) == _oracle([data, again])
+
+
+@pytest.mark.parametrize("engine", ["deduplicate", "first-row", "partial-update"])
+@pytest.mark.parametrize("keys", ["ascending", "ascending-with-repeat", "descending"])
+def test_a_flush_of_rows_already_in_key_order_writes_what_the_merge_would(tmp_path: Path, engine: str,
+                                                                          keys: str) -> None:
+    from laketide.io.kv import VALUE_KIND, kv_schema, to_kv_table
+    from laketide.mergetree.engines import merge_function_for
+    from laketide.mergetree.writer import _already_merged
+
+    value_schema = SCHEMA.remove(0)
+    t = _catalog(tmp_path).create_table("db.t", value_schema, primary_key=["k"],
+                                        options={"merge-engine": engine, "bucket": "1"})
+    merge = merge_function_for(t.schema)
+    n = 5_000
+    k = {"ascending": np.arange(n) * 3, "ascending-with-repeat": np.sort(np.arange(n) // 2),
+         "descending": np.arange(n)[::-1]}[keys]
+    rows = pa.table({"k": pa.array(k, pa.int64()), "name": [f"n{i}" for i in range(n)],
+                     "v": pa.array(np.arange(n), pa.int64())})
+    kv = to_kv_table(rows, ("k",), np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.int8),
+                     kv_schema(rows.schema, ("k",), thin=False))
+    skipped = _already_merged(kv, merge)
+    assert skipped == (keys == "ascending" and engine != "partial-update")
+    if skipped:
+        assert merge.merge(kv).equals(kv)  # what the merge would have written
+    retracting = kv.set_column(kv.schema.get_field_index(VALUE_KIND), VALUE_KIND,
+                               pa.array(np.full(n, 3, dtype=np.int8)))
+    assert not _already_merged(retracting, merge)  # retractions always go through the engine
+    t.write(rows)  # end to end: the last version of each key
+    assert {r["k"]: r for r in t.read().to_pylist()} == {r["k"]: r for r in (
+        rows.to_pylist()[::-1] if engine == "first-row" else rows.to_pylist())}
