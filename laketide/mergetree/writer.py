@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from laketide.meta.manifest import DataFileMeta
-from laketide.io.kv import VALUE_KIND, to_kv_table
+from laketide.io.kv import VALUE_KIND, is_retract, to_kv_table
 from laketide.mergetree.merge import MergeFunction, sort_for_merge
 from laketide.io.file_writer import RollingFileWriter
 from laketide.io.parallel_run import write_sorted_run
@@ -62,7 +63,7 @@ class MergeTreeWriter:
         if self.changelog_writer is not None:
             self.changelog_writer.write(sort_for_merge(rows, self.merge.spec))
             self.changelog_writer.close()
-        run = self.merge.merge(rows)
+        run = rows if _already_merged(rows, self.merge) else self.merge.merge(rows)
         self._buffer.clear()
         self._buffered_bytes = 0
         write_sorted_run(self.file_writer, run)  # each flush is its own level-0 run (large ones: several files)
@@ -90,3 +91,18 @@ class MergeTreeWriter:
         self.file_writer.abort()
         if self.changelog_writer is not None:
             self.changelog_writer.abort()
+
+
+def _already_merged(rows: pa.Table, merge: MergeFunction) -> bool:
+    """Rows with one integer key, strictly ascending (e.g. increasing ids), no retractions, under an engine that
+    keeps a lone version as it is: the merge would return them unchanged, so it is skipped (one pass instead of a
+    sort, a dedupe and a gather)."""
+    if not merge.single_row_is_result or len(merge.spec.key_names) != 1 or rows.num_rows < 2:
+        return False
+    key = rows.column(merge.spec.key_names[0])
+    if not pa.types.is_integer(key.type) or key.null_count:
+        return False
+    k = key.to_numpy()
+    if not bool((k[1:] > k[:-1]).all()):
+        return False
+    return not pc.any(is_retract(rows.column(VALUE_KIND))).as_py()

@@ -21,6 +21,15 @@ def bucket_of_hash(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
     """Java's ``Math.abs(hash % numBuckets)`` (truncated remainder) over int32 hashes."""
     if num_buckets <= 0:
         raise InvalidOptionError(f"A fixed bucket count must be positive, got {num_buckets}")
+    hashes = np.asarray(hashes)
+    if hashes.dtype == np.int32 and num_buckets <= 2**31 - 1:
+        if num_buckets & (num_buckets - 1) == 0:
+            # abs(h % 2^k) == |h| & (2^k - 1); |h| as uint32 is exact even for -2^31 (abs wraps to itself).
+            masked: np.ndarray = np.abs(hashes).view(np.uint32) & np.uint32(num_buckets - 1)
+            return masked.view(np.int32)
+        # |remainder| < num_buckets: no overflow in int32, and no int64 temporaries of the whole column.
+        out: np.ndarray = np.abs(np.fmod(hashes, np.int32(num_buckets)))
+        return out
     remainder = np.fmod(np.asarray(hashes, dtype=np.int64), num_buckets)
     return np.abs(remainder).astype(np.int32)
 

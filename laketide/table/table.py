@@ -606,7 +606,7 @@ class Table:
         base = self.snapshot_manager.latest_snapshot_id()
         try:
             try:
-                w.write(rows)
+                w.write(rows, final=True)  # the commit comes next: buckets flush as soon as their rows are in
                 # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as Java).
                 messages = w.prepare_commit(full_compaction=self.options.full_compaction_delta_commits is not None)
             except BaseException as e:  # even an interrupt: delete the written files, then re-raise

@@ -45,9 +45,10 @@ from laketide.write.bucket_assigner import (
     max_buckets,
     route_dynamic,
 )
-from laketide.write.bucketing import Group, split_by_partition_and_bucket
+from laketide.write.bucketing import Group, group_rows, split_by_partition_and_bucket
 from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
+from laketide.write.flush_pipeline import write_groups_flushing
 from laketide.write.write_budget import piece_rows
 from laketide.io.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
@@ -244,6 +245,7 @@ class TableWrite:
         row_kind: RowKind | None = None,
         buckets: Any = None,
         row_kinds: Any = None,
+        final: bool = False,
     ) -> None:
         """Write Arrow / pandas / polars data; a schema mismatch raises before any file is written.
 
@@ -251,6 +253,11 @@ class TableWrite:
         says otherwise. An earlier stage (Spark's assigner) may hand over what it decided as arrays aligned with
         the rows: ``buckets`` (dynamic-bucket tables: each row's bucket) and ``row_kinds`` (each row's RowKind
         value, already checked and filtered). They never come from columns of ``data``.
+
+        ``final``: ``prepare_commit`` comes next (no other write before it). A fixed-bucket primary-key table then
+        flushes each bucket as soon as its rows are in, on worker threads (write/flush_pipeline.py), and the call
+        returns with the files written. Writing again before the commit still works (those rows make one more
+        level-0 run per bucket they touch).
         """
         if buckets is not None and self.dynamic_mode is None:
             raise ValueError(f"Table {self.table_name} has fixed buckets: it computes each row's bucket itself")
@@ -264,6 +271,9 @@ class TableWrite:
             for group in self._route_dynamic(table, max_rows=piece_rows(table, self.options.write_buffer_size)):
                 self._writer(group.partition, group.bucket).write(group.rows)
                 self._bound_write_buffers()
+            return
+        if final and self.has_primary_key:
+            self._write_flushing(table)
             return
         # Primary-key rows go to the buffers a bucket at a time, in pieces, bounded after each
         # (write/write_budget.py).
@@ -314,6 +324,19 @@ class TableWrite:
         if row_kind not in (None, RowKind.INSERT) or row_kinds is not None:
             raise SchemaError(f"Table {self.table_name} has no primary key: it only takes inserts")
         return table
+
+    def _write_flushing(self, table: pa.Table) -> None:
+        """The last write before the commit: each bucket flushes once its rows are in (write/flush_pipeline.py)."""
+        groups = group_rows(table, partition_keys=self.schema.partition_keys, bucket_keys=self.bucket_keys,
+                            bucket_key_types=self.bucket_key_types, num_buckets=self.num_buckets)
+        write_groups_flushing(
+            groups,
+            writer_of=lambda g: self._writer(g.partition, g.bucket),
+            buffered=lambda: [w for w in self._writers.values() if isinstance(w, _Buffered)],
+            budget=self.options.write_buffer_size,
+            max_rows=piece_rows(table, self.options.write_buffer_size),
+            workers=os.cpu_count() or 1,
+        )
 
     def _bound_write_buffers(self) -> None:
         """Keep all buckets' buffers within write-buffer-size: flush the biggest as level-0 runs."""
@@ -411,9 +434,28 @@ class TableWrite:
         workers = min(len(items), os.cpu_count() or 1)
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                flushed = list(pool.map(lambda kw: flush(kw[1]), items))
+                futures = [pool.submit(flush, w) for _, w in items]
+            errors = [f.exception() for f in futures]
+            flushed = [[] if e is not None else f.result() for f, e in zip(futures, errors)]
         else:
-            flushed = [flush(w) for _, w in items]
+            flushed, errors = [], []
+            for _, w in items:
+                try:
+                    flushed.append(flush(w))
+                    errors.append(None)
+                except BaseException as e:  # noqa: BLE001 - re-raised below, after the cleanup
+                    flushed.append([])
+                    errors.append(e)
+                    break
+        failed = next((e for e in errors if e is not None), None)
+        if failed is not None:
+            # A bucket that flushed has handed its files over (its writer forgot them): nobody will commit them now,
+            # and abort() would not find them. The failed bucket's own files are left to abort().
+            for (key, _), files in zip(items, flushed):
+                for f in files:
+                    for path in self.path_factory.data_file_paths(key.partition, key.bucket, f):
+                        self.file_io.delete_quietly(path)
+            raise failed
         indexes = self._dynamic_index.prepare_commit() if self._dynamic_index is not None else {}
         if self._assigner is not None:
             self._assigner.prepare_commit()

@@ -9,6 +9,7 @@ rows into bucket order and the buffers, and only then flushed: a full copy of th
 allows: a bucket that fits the budget is flushed once per write (one level-0 run), as before; rows spread over
 all buckets at once would flush each of them every budget / buckets bytes, multiplying the level-0 runs and
 bringing compaction into the write. A call whose rows fit in the budget less one piece is split in one go.
+A one-shot write (write/flush_pipeline.py) keeps the same bound, counting the buckets whose flush is in flight.
 
 Paimon: memory.MemoryPoolFactory (preemptMemory), mergetree.MergeTreeWriter (flushMemory)
 """
