@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from laketide.meta.bucket import bucket_ids
 from laketide.types import DataType
 
-__all__ = ["Group", "GroupRows", "group_rows", "split_by_partition_and_bucket"]
+__all__ = ["Group", "GroupRows", "group_rows", "partition_codes", "split_by_partition_and_bucket"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,18 @@ class GroupRows:
         return self.source.take(idx)
 
 
+def partition_codes(table: pa.Table, partition_keys: Sequence[str]) -> tuple[list[pa.Array], list[np.ndarray]]:
+    """Each partition column dictionary-encoded: its distinct values, and each row's index into them (int64).
+    Nulls get their own value (the default partition)."""
+    dictionaries: list[pa.Array] = []
+    part_codes: list[np.ndarray] = []
+    for name in partition_keys:
+        encoded = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
+        dictionaries.append(encoded.dictionary)
+        part_codes.append(encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+    return dictionaries, part_codes
+
+
 # Up to this many groups (and codes that fit a byte), each group finds its own rows with one pass over the codes,
 # on the thread that copies them, instead of a stable sort of all codes on the caller's thread.
 LAZY_GROUPS_MAX = 16
@@ -111,16 +123,11 @@ def _plan(
     code: np.ndarray = buckets.astype(np.int64) if partition_keys else buckets
     radix = int(buckets.max()) + 1
     radices = [radix]
-    dictionaries: list[pa.Array] = []
-    part_codes: list[np.ndarray] = []
-    for name in partition_keys:
-        encoded = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
-        idx = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        dictionaries.append(encoded.dictionary)
-        part_codes.append(idx)
+    dictionaries, part_codes = partition_codes(table, partition_keys)
+    for d, idx in zip(dictionaries, part_codes):
         code = code + idx * radix
-        radix *= len(encoded.dictionary) or 1
-        radices.append(len(encoded.dictionary) or 1)
+        radix *= len(d) or 1
+        radices.append(len(d) or 1)
 
     if radix == 1:  # single group: no shuffle needed
         return [GroupRows(tuple(d[0].as_py() for d in dictionaries), int(buckets[0]), table)], None

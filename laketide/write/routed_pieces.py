@@ -15,9 +15,9 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from laketide.mergetree.merge import take_run
+from laketide.write.bucketing import partition_codes
 
 __all__ = ["bucket_runs", "partition_runs", "position_pieces", "take_pieces"]
 
@@ -37,15 +37,10 @@ def partition_runs(table: pa.Table, partition_keys: Sequence[str]) -> Iterator[t
         return
     code = np.zeros(n, dtype=np.int64)
     radix = 1
-    dictionaries: list[pa.Array] = []
-    part_codes: list[np.ndarray] = []
-    for name in partition_keys:
-        encoded = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
-        idx = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        dictionaries.append(encoded.dictionary)
-        part_codes.append(idx)
+    dictionaries, part_codes = partition_codes(table, partition_keys)
+    for d, idx in zip(dictionaries, part_codes):
         code += idx * radix
-        radix *= len(encoded.dictionary) or 1
+        radix *= len(d) or 1
     if radix == 1:
         yield tuple(d[0].as_py() for d in dictionaries), None
         return
