@@ -19,7 +19,7 @@ from laketide.io.file_writer import KeyLayout, StatsLayout, _KeyTracker, _local_
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.manifest import EMPTY_ROW_BYTES, DataFileMeta, FileSource, SimpleStats
 
-__all__ = ["DescribedFile", "describe_parquet_file"]
+__all__ = ["DescribedFile", "describe_parquet_file", "described_file", "layout_columns"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +46,10 @@ def describe_parquet_file(
     Key-value files carry their sequence numbers; an append file's rows are numbered from
     ``first_sequence_number`` in file order."""
     with file_io.open_input(path) as f:
-        rows = pq.read_table(f, columns=list(_columns(stats_layout, key_layout)))
+        rows = pq.read_table(f, columns=layout_columns(stats_layout, key_layout))
     values = rows.select(list(stats_layout.names))
     stats = collect_stats(values, stats_layout.modes)
-    cols, keep = stats_layout.dense()
-    value_stats = simple_stats([stats[i] for i in keep], [stats_layout.types[i] for i in keep])
+    cols, value_stats = stats_layout.value_stats(stats)
     min_key = max_key = EMPTY_ROW_BYTES
     key_stats = SimpleStats.empty()
     deletes = 0
@@ -66,10 +65,20 @@ def describe_parquet_file(
     else:
         min_seq, max_seq = first_sequence_number, first_sequence_number + rows.num_rows - 1
     partition = tuple(rows.column(k)[0].as_py() for k in partition_keys) if rows.num_rows else ()
+    return described_file(file_io, path, schema_id=schema_id, rows=rows.num_rows, value_stats_cols=cols,
+                          value_stats=value_stats, min_key=min_key, max_key=max_key, key_stats=key_stats,
+                          min_seq=min_seq, max_seq=max_seq, deletes=deletes, partition=partition)
+
+
+def described_file(file_io: FileIO, path: str, *, schema_id: int, rows: int,
+                   value_stats_cols: tuple[str, ...] | None, value_stats: SimpleStats, min_key: bytes,
+                   max_key: bytes, key_stats: SimpleStats, min_seq: int, max_seq: int, deletes: int,
+                   partition: tuple[object, ...]) -> DescribedFile:
+    """A foreign-written file as laketide records it: named after ``path``, level 0, file source APPEND."""
     meta = DataFileMeta(
         file_name=path.rsplit("/", 1)[-1],
         file_size=file_io.file_size(path),
-        row_count=rows.num_rows,
+        row_count=rows,
         min_key=min_key,
         max_key=max_key,
         key_stats=key_stats,
@@ -81,12 +90,13 @@ def describe_parquet_file(
         creation_time_ms=_local_now_ms(),
         delete_row_count=deletes,
         file_source=FileSource.APPEND,
-        value_stats_cols=cols,
+        value_stats_cols=value_stats_cols,
     )
     return DescribedFile(path=path, meta=meta, partition_values=partition)
 
 
-def _columns(stats_layout: StatsLayout, key_layout: KeyLayout | None) -> list[str]:
+def layout_columns(stats_layout: StatsLayout, key_layout: KeyLayout | None) -> list[str]:
+    """The columns a description needs: the stats columns, and a key-value file's sequence numbers and kinds."""
     from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 
     out = list(stats_layout.names)

@@ -55,6 +55,11 @@ class StatsLayout:
             return None, keep
         return tuple(self.names[i] for i in keep), keep
 
+    def value_stats(self, stats: Sequence[ColumnStats]) -> tuple[tuple[str, ...] | None, SimpleStats]:
+        """``value_stats_cols`` and ``value_stats`` of a file from one ColumnStats per column (dense store)."""
+        cols, keep = self.dense()
+        return cols, simple_stats([stats[i] for i in keep], [self.types[i] for i in keep])
+
 
 @dataclass(frozen=True, slots=True)
 class KeyLayout:
@@ -267,10 +272,7 @@ class RollingFileWriter:
             self._index = None
             if placed.sidecar_path is not None:
                 self.written_paths.append(placed.sidecar_path)  # an abort deletes it with its data file
-        layout = self.stats_layout
-        cols, keep = layout.dense()
-        stats = self._stats or []
-        value_stats = simple_stats([stats[i] for i in keep], [layout.types[i] for i in keep])
+        cols, value_stats = self.stats_layout.value_stats(self._stats or [])
         min_key = max_key = EMPTY_ROW_BYTES
         key_stats = SimpleStats.empty()
         deletes = 0

@@ -29,11 +29,11 @@ from laketide.format.stats import (
     stats_from_bounds,
 )
 from laketide.fs import FileIO
-from laketide.io.file_meta import DescribedFile, describe_parquet_file
-from laketide.io.file_writer import KeyLayout, StatsLayout, _local_now_ms, simple_stats
+from laketide.io.file_meta import DescribedFile, describe_parquet_file, described_file, layout_columns
+from laketide.io.file_writer import KeyLayout, StatsLayout, simple_stats
 from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 from laketide.meta.binary_row import serialize_binary_row
-from laketide.meta.manifest import EMPTY_ROW_BYTES, DataFileMeta, FileSource, SimpleStats
+from laketide.meta.manifest import EMPTY_ROW_BYTES, SimpleStats
 
 __all__ = ["describe_parquet_footer"]
 
@@ -69,10 +69,7 @@ def _describe(pf: pq.ParquetFile, file_io: FileIO, path: str, *, schema_id: int,
               first_sequence_number: int) -> DescribedFile:
     meta = pf.metadata
     rows = meta.num_rows
-    wanted = list(stats_layout.names)
-    if key_layout is not None:
-        wanted += [SEQUENCE_NUMBER, VALUE_KIND]
-    footer = footer_column_stats(meta, pf.schema_arrow, wanted)
+    footer = footer_column_stats(meta, pf.schema_arrow, layout_columns(stats_layout, key_layout))
     value_modes = [parse_stats_mode(m) for m in stats_layout.modes]
     key_modes = [parse_stats_mode(m) for m in key_layout.modes] if key_layout is not None else []
     # Columns whose stats the footer cannot give exactly under some mode they are collected with.
@@ -94,8 +91,7 @@ def _describe(pf: pq.ParquetFile, file_io: FileIO, path: str, *, schema_id: int,
         ]
 
     stats = stats_of(stats_layout.names, value_modes)
-    cols, keep = stats_layout.dense()
-    value_stats = simple_stats([stats[i] for i in keep], [stats_layout.types[i] for i in keep])
+    cols, value_stats = stats_layout.value_stats(stats)
     edge_columns = dict.fromkeys([*(key_layout.names if key_layout else ()), *partition_keys])
     first_row, last_row = _edge_rows(pf, list(edge_columns))
     min_key = max_key = EMPTY_ROW_BYTES
@@ -120,24 +116,9 @@ def _describe(pf: pq.ParquetFile, file_io: FileIO, path: str, *, schema_id: int,
     else:
         min_seq, max_seq = first_sequence_number, first_sequence_number + rows - 1
     partition = tuple(first_row[k] for k in partition_keys)
-    file_meta = DataFileMeta(
-        file_name=path.rsplit("/", 1)[-1],
-        file_size=file_io.file_size(path),
-        row_count=rows,
-        min_key=min_key,
-        max_key=max_key,
-        key_stats=key_stats,
-        value_stats=value_stats,
-        min_sequence_number=min_seq,
-        max_sequence_number=max_seq,
-        schema_id=schema_id,
-        level=0,
-        creation_time_ms=_local_now_ms(),
-        delete_row_count=deletes,
-        file_source=FileSource.APPEND,
-        value_stats_cols=cols,
-    )
-    return DescribedFile(path=path, meta=file_meta, partition_values=partition)
+    return described_file(file_io, path, schema_id=schema_id, rows=rows, value_stats_cols=cols,
+                          value_stats=value_stats, min_key=min_key, max_key=max_key, key_stats=key_stats,
+                          min_seq=min_seq, max_seq=max_seq, deletes=deletes, partition=partition)
 
 
 def _answers(footer: FooterColumnStats, mode: StatsMode) -> bool:
