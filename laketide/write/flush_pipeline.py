@@ -26,6 +26,7 @@ from typing import Protocol, runtime_checkable
 import pyarrow as pa
 
 from laketide.write.bucketing import GroupRows
+from laketide.write.write_budget import flush_biggest
 
 __all__ = ["write_groups_flushing"]
 
@@ -84,15 +85,10 @@ def write_groups_flushing(
     def bound() -> None:
         busy = {id(w) for w, _ in in_flight.values()}
         writers = [w for w in buffered() if id(w) not in busy]
-        total = sum(w.buffered_bytes for w in writers) + sum(b for _, b in in_flight.values())
-        if total >= budget and in_flight:
+        in_flight_bytes = sum(b for _, b in in_flight.values())
+        if in_flight and sum(w.buffered_bytes for w in writers) + in_flight_bytes >= budget:
             wait_for(all_of=True)  # in-flight rows free their memory when done; wait rather than cut runs
-            total = sum(w.buffered_bytes for w in writers)
-        for w in sorted(writers, key=lambda w: w.buffered_bytes, reverse=True):
-            if total < budget:
-                break
-            total -= w.buffered_bytes
-            w.flush()
+        flush_biggest(writers, budget)
 
     def finish(writer: _Writer, group: GroupRows, start: int) -> None:
         writer.write(group.take(start))

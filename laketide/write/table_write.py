@@ -49,7 +49,7 @@ from laketide.write.bucketing import Group, group_rows, split_by_partition_and_b
 from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
 from laketide.write.flush_pipeline import write_groups_flushing
-from laketide.write.write_budget import piece_rows
+from laketide.write.write_budget import flush_biggest, piece_rows
 from laketide.io.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
 # Arrow bytes per row group of a primary-key table's Parquet files (about 16k-32k rows of a typical row).
@@ -340,14 +340,7 @@ class TableWrite:
 
     def _bound_write_buffers(self) -> None:
         """Keep all buckets' buffers within write-buffer-size: flush the biggest as level-0 runs."""
-        buffers = [w for w in self._writers.values() if isinstance(w, _Buffered)]
-        budget = self.options.write_buffer_size
-        total = sum(w.buffered_bytes for w in buffers)
-        for w in sorted(buffers, key=lambda w: w.buffered_bytes, reverse=True):
-            if total < budget:
-                break
-            total -= w.buffered_bytes
-            w.flush()
+        flush_biggest([w for w in self._writers.values() if isinstance(w, _Buffered)], self.options.write_buffer_size)
 
     def _route_dynamic(self, table: pa.Table, *, max_rows: int | None) -> Iterator[Group]:
         assigned = None

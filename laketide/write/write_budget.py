@@ -16,9 +16,12 @@ Paimon: memory.MemoryPoolFactory (preemptMemory), mergetree.MergeTreeWriter (flu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 import pyarrow as pa
 
-__all__ = ["piece_rows", "MIN_PIECE_ROWS", "PIECES_PER_BUDGET"]
+__all__ = ["flush_biggest", "piece_rows", "MIN_PIECE_ROWS", "PIECES_PER_BUDGET"]
 
 # A piece is at most this fraction of the budget: buffers overshoot it by at most one piece.
 PIECES_PER_BUDGET = 4
@@ -35,3 +38,19 @@ def piece_rows(table: pa.Table, budget: int) -> int | None:
     if size <= budget - limit or n <= MIN_PIECE_ROWS:
         return None
     return max(MIN_PIECE_ROWS, n * limit // size)
+
+
+class _Flushable(Protocol):
+    @property
+    def buffered_bytes(self) -> int: ...
+    def flush(self) -> None: ...
+
+
+def flush_biggest(buffers: Sequence[_Flushable], budget: int) -> None:
+    """Flush the biggest of ``buffers`` until what the rest hold is within ``budget``."""
+    total = sum(w.buffered_bytes for w in buffers)
+    for w in sorted(buffers, key=lambda w: w.buffered_bytes, reverse=True):
+        if total < budget:
+            break
+        total -= w.buffered_bytes
+        w.flush()
