@@ -35,7 +35,6 @@ from laketide.index.hash_index import (
     read_hash_index,
     write_hash_index,
 )
-from laketide.mergetree.merge import take_run
 from laketide.meta.binary_row import (
     hash_bytes_by_words,
     hash_rows,
@@ -57,7 +56,6 @@ __all__ = [
     "assigner_layout",
     "dynamic_bucket_mode",
     "partition_hash",
-    "split_by_bucket",
 ]
 
 # The column routing carries the buckets TableWrite.write(buckets=...) was given (internal: never user data).
@@ -98,29 +96,6 @@ def max_buckets(options: CoreOptions) -> int:
 def partition_hash(partition: bytes) -> int:
     """``BinaryRow.hashCode()`` of a partition given as manifest bytes (4-byte arity prefix + row)."""
     return hash_bytes_by_words(partition[4:])
-
-
-def split_by_bucket(rows: pa.Table, buckets: np.ndarray) -> Iterator[tuple[int, pa.Table, np.ndarray]]:
-    """Rows grouped by bucket (stable: each bucket keeps the arrival order); yields the row positions too."""
-    if rows.num_rows == 0:
-        return
-    first = int(buckets[0])
-    if bool((buckets == first).all()):
-        yield first, rows, np.arange(rows.num_rows)
-        return
-    if bool((buckets[1:] >= buckets[:-1]).all()):
-        order = np.arange(len(buckets))  # already grouped (new keys fill buckets in arrival order)
-    else:
-        # Bucket ids fit in 16 bits: numpy's stable sort of int16 is a radix sort.
-        order = np.argsort(buckets.astype(np.int16), kind="stable")
-    sorted_b = buckets[order]
-    bounds = np.flatnonzero(np.diff(sorted_b)) + 1
-    starts = np.concatenate(([0], bounds))
-    ends = np.concatenate((bounds, [len(order)]))
-    for s, e in zip(starts.tolist(), ends.tolist()):
-        idx = order[s:e]
-        # New keys fill buckets in arrival order, so a bucket's rows are often one contiguous run: slice, no copy.
-        yield int(sorted_b[s]), take_run(rows, idx), idx
 
 
 def _sorted_unique(values: np.ndarray) -> np.ndarray:
