@@ -3,7 +3,8 @@
 Two steps, so that the wait is short: while a file is written, the kernel is asked to start writing its pages
 back every few MiB (Linux ``sync_file_range(SYNC_FILE_RANGE_WRITE)``, which does not wait); at commit,
 ``fdatasync`` of each new file (the data; its size is data too) then one ``fsync`` per directory (the names),
-before the snapshot that references them is published. Java's LocalFileIO syncs nothing.
+before the snapshot that references them is published; after the snapshot's no-replace link, its directory is
+fsync'ed too, so an acknowledged commit survives. Java's LocalFileIO syncs nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["start_writeback", "sync_new_files"]
+__all__ = ["start_writeback", "sync_directory", "sync_new_files"]
 
 _SYNC_FILE_RANGE_WRITE = 2
 # Parallel syncs let the device merge the flushes of many files (many buckets, a compaction's outputs); for the
@@ -62,7 +63,8 @@ def _sync_file(path: str) -> None:
         os.close(fd)
 
 
-def _sync_dir(path: str) -> None:
+def sync_directory(path: str) -> None:
+    """fsync a directory: the names created or removed in it survive a power loss."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except (IsADirectoryError, PermissionError):  # platforms that cannot open a directory (Windows)
@@ -102,4 +104,4 @@ def sync_new_files(paths: Sequence[str]) -> None:
         with ThreadPoolExecutor(min(_SYNC_THREADS, len(files)), thread_name_prefix="laketide-sync") as pool:
             list(pool.map(_sync_file, files))
     for d in _dirs_to_sync(files):
-        _sync_dir(d)
+        sync_directory(d)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from laketide.exceptions import FileIOError, NotFoundError
-from laketide.fs.durability import start_writeback, sync_new_files
+from laketide.fs.durability import start_writeback, sync_directory, sync_new_files
 from laketide.fs.file_io import FileIO, FileStatus, join_path, temp_sibling, translate_errors
 
 if TYPE_CHECKING:
@@ -62,9 +62,14 @@ class LocalFileIO(FileIO):
             tmp = temp_sibling(local)
             try:
                 _write_synced(tmp, data)
-                return _link_no_replace(tmp, local, path)
+                published = _link_no_replace(tmp, local, path)
             finally:
                 _unlink_missing_ok(tmp)
+            if published:
+                # The new name is what a commit publishes: it must survive a power loss before the caller
+                # reports success (one fsync also covers the temp name's removal).
+                sync_directory(os.path.dirname(local) or ".")
+            return published
 
     def write_hint(self, path: str, data: bytes) -> None:
         local = to_local_path(path)
