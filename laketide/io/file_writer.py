@@ -215,7 +215,10 @@ class RollingFileWriter:
         self._external = None if self.external_paths is None else self.external_paths.next_path(self._name)
         self._path = self._external or f"{self.bucket_dir}/{self._name}"
         self.written_paths.append(self._path)
-        self._out = self.file_io.open_output(self._path)
+        # Formats whose encoder is native write into a native stream where the file system has one: no Python
+        # call per write (each took the GIL from the encoding threads).
+        native = self.file_io.open_native_output(self._path) if self.file_format.takes_native_output else None
+        self._out = native if native is not None else self.file_io.open_output(self._path)
         self._writer = self.file_format.open_writer(
             self._out, self.schema, compression=self.compression, options=self.format_options
         )
