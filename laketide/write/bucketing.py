@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.meta.bucket import bucket_ids
-from laketide.write.ascending_take import take_ascending
+from laketide.format.ascending_take import take_ascending
 from laketide.types import DataType
 
 __all__ = ["Group", "GroupRows", "group_rows", "partition_codes", "split_by_partition_and_bucket"]

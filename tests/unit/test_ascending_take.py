@@ -1,4 +1,4 @@
-"""take_ascending (write/ascending_take.py) equals Arrow's take for ascending row numbers, however the columns
+"""take_ascending (format/ascending_take.py) equals Arrow's take for ascending row numbers, however the columns
 are chunked, and copies only the rows asked for."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from laketide.write.ascending_take import MAX_CHUNKS, take_ascending
+from laketide.format.ascending_take import MAX_CHUNKS, take_ascending
 
 
 def _chunked(values: list[object], type_: pa.DataType, cuts: list[int]) -> pa.ChunkedArray:
@@ -63,3 +63,13 @@ def test_any_number_of_chunks(chunks: int) -> None:
     table = pa.table({"v": pa.chunked_array([pa.array([c * 10 + i for i in range(10)]) for c in range(chunks)])})
     indices = np.arange(0, chunks * 10, 3, dtype=np.int64)
     assert take_ascending(table, indices).column("v").to_pylist() == indices.tolist()
+
+
+def test_dictionary_sample_of_a_multi_chunk_column_decides_as_of_one_chunk() -> None:
+    from laketide.format.parquet_dictionary import dictionary_columns
+
+    values = [f"v{i % 50}" for i in range(30_000)]
+    one = pa.table({"s": pa.array(values), "u": pa.array([f"u{i}" for i in range(30_000)])})
+    many = pa.table({"s": pa.chunked_array([pa.array(values[a:a + 7_000]) for a in range(0, 30_000, 7_000)]),
+                     "u": one.column("u")})
+    assert dictionary_columns(many, group_rows=30_000) == dictionary_columns(one, group_rows=30_000) == ["s"]

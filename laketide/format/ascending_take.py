@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["take_ascending"]
+__all__ = ["take_ascending", "take_column"]
 
 # More chunks than this (e.g. a stream of small batches): one Python call per chunk and column would cost more
 # than Arrow's concatenation, so Arrow takes them.
@@ -22,18 +22,19 @@ MAX_CHUNKS = 64
 
 def take_ascending(table: pa.Table, indices: np.ndarray) -> pa.Table:
     """``table.take(indices)`` for ascending ``indices``, without concatenating multi-chunk columns."""
-    columns = []
-    for column in table.columns:
-        if column.num_chunks <= 1 or column.num_chunks > MAX_CHUNKS:
-            columns.append(column.take(indices))
-            continue
-        lengths = np.fromiter((len(c) for c in column.chunks), dtype=np.int64, count=column.num_chunks)
-        bounds = np.concatenate(([0], np.cumsum(lengths)))
-        cuts = np.searchsorted(indices, bounds)
-        pieces = []
-        for i, chunk in enumerate(column.chunks):
-            lo, hi = int(cuts[i]), int(cuts[i + 1])
-            if hi > lo:
-                pieces.append(chunk.take(indices[lo:hi] - bounds[i]))
-        columns.append(pa.chunked_array(pieces, type=column.type))
-    return pa.Table.from_arrays(columns, schema=table.schema)
+    return pa.Table.from_arrays([take_column(c, indices) for c in table.columns], schema=table.schema)
+
+
+def take_column(column: pa.ChunkedArray | pa.Array, indices: np.ndarray) -> pa.ChunkedArray | pa.Array:
+    """``column.take(indices)`` for ascending ``indices``, chunk by chunk."""
+    if not isinstance(column, pa.ChunkedArray) or column.num_chunks <= 1 or column.num_chunks > MAX_CHUNKS:
+        return column.take(indices)
+    lengths = np.fromiter((len(c) for c in column.chunks), dtype=np.int64, count=column.num_chunks)
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    cuts = np.searchsorted(indices, bounds)
+    pieces = []
+    for i, chunk in enumerate(column.chunks):
+        lo, hi = int(cuts[i]), int(cuts[i + 1])
+        if hi > lo:
+            pieces.append(chunk.take(indices[lo:hi] - bounds[i]))
+    return pa.chunked_array(pieces, type=column.type)
