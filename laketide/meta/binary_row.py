@@ -666,7 +666,7 @@ def _hash_fixed_slots(
     """The hash of rows without nulls whose fields all live in their 8-byte slot (integers, dates, compact
     timestamps and decimals, floats...), straight from the slots: the header and null-bit words are all zero,
     so their mixing is one constant, and no row bytes are laid out. None when the rows need the general path."""
-    if len(columns) != len(types) or len(types) > _FAST_FIELDS_MAX:
+    if len(columns) != len(types) or len(types) > _FAST_FIELDS_MAX or not all(map(_in_slot, types)):
         return None
     arrays = [_column(data, name) for name in columns]
     if any(a.null_count for a in arrays):
@@ -685,6 +685,13 @@ def _hash_fixed_slots(
         hashes = _mix_words(hashes, slot[:, 0])
         hashes = _mix_words(hashes, slot[:, 1])
     return _fmix_array(hashes, nb + 8 * len(types)).view(np.int32)
+
+
+def _in_slot(dt: DataType) -> bool:
+    """Whether a non-null value of ``dt`` lives in its 8-byte slot alone (no variable-length part)."""
+    if type(dt) in _INT_ARROW or isinstance(dt, (BooleanType, BigIntType, DateType, FloatType, DoubleType, TimeType)):
+        return True
+    return isinstance(dt, (DecimalType, *_TS_TYPES)) and bool(dt.is_compact)
 
 
 # Keys of up to this many fields take the slot path (a row of 16 fields is 136 bytes: longer rows hash one by one).
