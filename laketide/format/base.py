@@ -138,6 +138,8 @@ class FileFormat(ABC):
 
     name: ClassVar[str]
     writer_class: ClassVar[Callable[..., FormatWriter]]
+    # Whether open_writer also takes a pyarrow NativeFile (FileIO.open_native_output) for ``out``.
+    takes_native_output: ClassVar[bool] = False
 
     @property
     def extension(self) -> str:

@@ -152,7 +152,10 @@ class ParquetWriter(FormatWriter):
             store_decimal_as_integer=True,
             write_time_adjusted_to_utc=True,
         )
+        # A native sink (FileIO.open_native_output) gets the bytes straight from Arrow's C++ writer; the counting
+        # stream then only holds the count, taken from the sink's position after each call that writes.
         self._stream = CountingStream(out)
+        self._sink: Any = out if isinstance(out, pa.NativeFile) else self._stream
         # Without an explicit parquet.enable.dictionary the encodings are chosen from the first row group's rows,
         # so the pyarrow writer is opened at the first flush; the schema is checked now either way.
         self._writer: pq.ParquetWriter | None = None
@@ -168,11 +171,16 @@ class ParquetWriter(FormatWriter):
     def _open(self, use_dictionary: bool | list[str]) -> pq.ParquetWriter:
         try:
             self._writer = pq.ParquetWriter(
-                self._stream, self._file_schema, use_dictionary=use_dictionary, **self._settings
+                self._sink, self._file_schema, use_dictionary=use_dictionary, **self._settings
             )
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise SchemaError(f"cannot write Parquet with schema {self._input_schema}: {e}") from e
+        self._count_native()
         return self._writer
+
+    def _count_native(self) -> None:
+        if self._sink is not self._stream:
+            self._stream.count = self._sink.tell()
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         self._check_batch(batch)
@@ -205,6 +213,7 @@ class ParquetWriter(FormatWriter):
             writer.write_table(table, row_group_size=rows)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
             raise SchemaError(f"cannot write rows to Parquet: {e}") from e
+        self._count_native()
         self._size.mark_flushed()
 
     def _finish(self) -> None:
@@ -212,6 +221,7 @@ class ParquetWriter(FormatWriter):
         # A file that got no rows: nothing to judge, so Java's default (a dictionary for every column).
         writer = self._writer if self._writer is not None else self._open(True)
         writer.close()
+        self._count_native()
 
     def bounded_columns(self) -> frozenset[str]:
         # The encoder computes min / max of every column anyway; string and binary ones are where a second
@@ -272,6 +282,7 @@ class ParquetFormat(FileFormat):
 
     name = "parquet"
     writer_class = ParquetWriter
+    takes_native_output = True
 
     def read_schema(self, source: BinaryIO | str, *, filesystem: Any = None) -> pa.Schema:
         with opened_input(source, filesystem) as stream:

@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from laketide.exceptions import InvalidOptionError
+from laketide.format.ascending_take import take_column
 
 __all__ = ["DICTIONARY_KEY", "SAMPLE_ROWS", "explicit_dictionary", "dictionary_columns", "keeps_dictionary"]
 
@@ -79,7 +80,7 @@ def keeps_dictionary(column: pa.ChunkedArray | pa.Array, *, group_rows: int) -> 
         return True
     try:
         # Rows spread over the whole input (a prefix of sorted or clustered data would look too repetitive).
-        sample = column if n <= SAMPLE_ROWS else column.take(pa.array(_spread(n)))
+        sample = column if n <= SAMPLE_ROWS else take_column(column, _spread(n))
         valid = len(sample) - sample.null_count
         if valid == 0:
             return True  # nothing to judge: a dictionary of no values costs nothing

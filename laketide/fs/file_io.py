@@ -147,6 +147,12 @@ class FileIO(ABC):
     def open_output(self, path: str, *, overwrite: bool = False) -> BinaryIO:
         """A binary writer (a context manager); creates parents. Without ``overwrite`` a taken path fails."""
 
+    def open_native_output(self, path: str) -> pyarrow.NativeFile | None:
+        """A new file (a taken path fails, as :meth:`open_output` without ``overwrite``) as a pyarrow output stream
+        that Arrow's writers fill without calling back into Python; None where the backend has none (then use
+        :meth:`open_output`). The caller closes it."""
+        return None
+
     def pyarrow_filesystem(self) -> pyarrow.fs.FileSystem | None:
         """A pyarrow filesystem over the same storage for native reads, or None; pair with pyarrow_path()."""
         return None

@@ -34,7 +34,7 @@ from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.manifest import EMPTY_ROW_BYTES, DataFileMeta, FileSource, SimpleStats
 from laketide.meta.external_paths import ExternalPathProvider
 from laketide.meta.paths import TablePaths
-from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
+from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, count_retracts
 from laketide.types import DataType
 
 __all__ = ["StatsLayout", "KeyLayout", "RollingFileWriter", "simple_stats"]
@@ -92,7 +92,7 @@ class _KeyTracker:
         lo, hi = pc.min_max(seq).values()
         self.min_seq = lo.as_py() if self.min_seq is None else min(self.min_seq, lo.as_py())
         self.max_seq = hi.as_py() if self.max_seq is None else max(self.max_seq, hi.as_py())
-        self.deletes += int(pc.sum(is_retract(batch.column(VALUE_KIND))).as_py() or 0)
+        self.deletes += count_retracts(batch.column(VALUE_KIND))
 
 
 def simple_stats(stats: Sequence[ColumnStats], types: Sequence[DataType]) -> SimpleStats:
@@ -215,7 +215,10 @@ class RollingFileWriter:
         self._external = None if self.external_paths is None else self.external_paths.next_path(self._name)
         self._path = self._external or f"{self.bucket_dir}/{self._name}"
         self.written_paths.append(self._path)
-        self._out = self.file_io.open_output(self._path)
+        # Formats whose encoder is native write into a native stream where the file system has one: no Python
+        # call per write (each took the GIL from the encoding threads).
+        native = self.file_io.open_native_output(self._path) if self.file_format.takes_native_output else None
+        self._out = native if native is not None else self.file_io.open_output(self._path)
         self._writer = self.file_format.open_writer(
             self._out, self.schema, compression=self.compression, options=self.format_options
         )

@@ -27,6 +27,7 @@ __all__ = [
     "to_kv_table",
     "parse_row_kinds",
     "is_retract",
+    "count_retracts",
 ]
 
 SEQUENCE_NUMBER = "_SEQUENCE_NUMBER"
@@ -117,3 +118,16 @@ def parse_row_kinds(column: pa.ChunkedArray | pa.Array, *, field: str) -> np.nda
 def is_retract(kinds: pa.Array | pa.ChunkedArray) -> pa.Array:
     """-U and -D rows (Paimon: RowKind#isRetract)."""
     return pc.or_(pc.equal(kinds, 1), pc.equal(kinds, 3))
+
+
+def count_retracts(kinds: pa.Array | pa.ChunkedArray) -> int:
+    """How many -U / -D rows ``kinds`` holds: ``is_retract`` counted in numpy over each chunk's values (no
+    boolean arrays built through Arrow's kernels; a file's flush counts them on every batch)."""
+    if kinds.null_count:
+        return int(pc.sum(is_retract(kinds)).as_py() or 0)
+    chunks = kinds.chunks if isinstance(kinds, pa.ChunkedArray) else [kinds]
+    total = 0
+    for chunk in chunks:
+        k = chunk.to_numpy()
+        total += int(np.count_nonzero((k == RowKind.UPDATE_BEFORE) | (k == RowKind.DELETE)))
+    return total

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from laketide.meta.manifest import DataFileMeta
-from laketide.io.kv import VALUE_KIND, is_retract, to_kv_table
+from laketide.io.kv import VALUE_KIND, count_retracts, to_kv_table
 from laketide.mergetree.merge import MergeFunction, sort_for_merge
 from laketide.io.file_writer import RollingFileWriter
 from laketide.io.parallel_run import write_sorted_run
@@ -105,4 +104,4 @@ def _already_merged(rows: pa.Table, merge: MergeFunction) -> bool:
     k = key.to_numpy()
     if not bool((k[1:] > k[:-1]).all()):
         return False
-    return not pc.any(is_retract(rows.column(VALUE_KIND))).as_py()
+    return count_retracts(rows.column(VALUE_KIND)) == 0

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.meta.bucket import bucket_ids
+from laketide.format.ascending_take import take_ascending
 from laketide.types import DataType
 
 __all__ = ["Group", "GroupRows", "group_rows", "partition_codes", "split_by_partition_and_bucket"]
@@ -63,7 +64,7 @@ class GroupRows:
         # Ascending and distinct: first..last spans exactly len(idx) rows only when they are adjacent.
         if len(idx) and int(idx[-1]) - int(idx[0]) == len(idx) - 1:
             return self.source.slice(int(idx[0]), len(idx))
-        return self.source.take(idx)
+        return take_ascending(self.source, idx)
 
 
 def partition_codes(table: pa.Table, partition_keys: Sequence[str]) -> tuple[list[pa.Array], list[np.ndarray]]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 import pyarrow as pa
 
@@ -44,10 +44,28 @@ class _Buffered(Protocol):
     def flush(self) -> None: ...
 
 
-def _bytes_of(group: GroupRows, rows: int) -> int:
-    """Estimated Arrow bytes of ``rows`` rows of ``group`` (before they are copied)."""
-    n = group.source.num_rows
-    return int(group.source.nbytes) * rows // n if n else 0
+_BUFFERED_TYPES: dict[type, bool] = {}
+
+
+def _is_buffered(writer: object) -> TypeGuard[_Buffered]:
+    """``isinstance(writer, _Buffered)``, remembered per class (a runtime protocol check inspects every member:
+    ~0.1 ms, and the pipeline asks several times per group)."""
+    known = _BUFFERED_TYPES.get(type(writer))
+    if known is None:
+        known = _BUFFERED_TYPES[type(writer)] = isinstance(writer, _Buffered)
+    return known
+
+
+def _bytes_of(group: GroupRows, rows: int, source_bytes: dict[int, int]) -> int:
+    """Estimated Arrow bytes of ``rows`` rows of ``group`` (before they are copied); ``source_bytes`` caches each
+    source's ``nbytes`` (a walk over all its buffers; the groups of one write share their source)."""
+    n = int(group.source.num_rows)
+    if not n:
+        return 0
+    total = source_bytes.get(id(group.source))
+    if total is None:
+        total = source_bytes[id(group.source)] = int(group.source.nbytes)
+    return total * rows // n
 
 
 def write_groups_flushing(
@@ -66,6 +84,7 @@ def write_groups_flushing(
     raised after all flushes in flight have finished (their files stay in their writers, for ``abort``).
     """
     in_flight: dict[Future[None], tuple[_Writer, int]] = {}
+    source_bytes: dict[int, int] = {}  # the groups' sources are alive for the whole call: ids stay theirs
     failures: list[BaseException] = []
 
     def collect(done: Iterable[Future[None]]) -> None:
@@ -92,7 +111,7 @@ def write_groups_flushing(
 
     def finish(writer: _Writer, group: GroupRows, start: int) -> None:
         writer.write(group.take(start))
-        if isinstance(writer, _Buffered):
+        if _is_buffered(writer):
             writer.flush()
 
     # One group (or one core): nothing to overlap, so no thread hop.
@@ -113,8 +132,9 @@ def write_groups_flushing(
                     bound()
                 while len(in_flight) >= max(1, workers):
                     wait_for(all_of=False)
-                own = writer.buffered_bytes if isinstance(writer, _Buffered) else 0
-                in_flight[submit(finish, writer, group, last)] = (writer, own + _bytes_of(group, n - last))
+                own = writer.buffered_bytes if _is_buffered(writer) else 0
+                pending = own + _bytes_of(group, n - last, source_bytes)
+                in_flight[submit(finish, writer, group, last)] = (writer, pending)
                 bound()
             wait_for(all_of=True)
         except BaseException:
