@@ -42,15 +42,17 @@ class RunEdges:
     overlap no other run of the section."""
 
     head_run: int
-    head_below: Key
+    head_below: Key | None  # None: the only run of its section, all of it passes through
     tail_run: int
-    tail_above: Key
+    tail_above: Key | None
 
 
 def run_edges(runs: Sequence[Sequence[T]], key_range: Callable[[T], tuple[Key, Key]]) -> RunEdges | None:
-    """The edges of a section of at least two non-empty runs (each a key-ordered chain of files)."""
-    if len(runs) < 2 or any(not run for run in runs):
+    """The edges of a section of non-empty runs (each a key-ordered chain of files); a lone run is all head."""
+    if not runs or any(not run for run in runs):
         return None
+    if len(runs) == 1:
+        return RunEdges(head_run=0, head_below=None, tail_run=0, tail_above=None)
     lows = [key_range(run[0])[0] for run in runs]
     highs = [key_range(run[-1])[1] for run in runs]
     head = min(range(len(runs)), key=lambda i: lows[i])
@@ -63,6 +65,9 @@ def run_edges(runs: Sequence[Sequence[T]], key_range: Callable[[T], tuple[Key, K
 
 def file_part(edges: RunEdges, run: int, lo: Key, hi: Key) -> Part | None:
     """A whole file's part, or None when it straddles an edge bound (decided per row group)."""
+    if edges.head_below is None:
+        return Part.HEAD
+    assert edges.tail_above is not None
     head = run == edges.head_run and lo < edges.head_below
     tail = run == edges.tail_run and hi > edges.tail_above
     if head and hi < edges.head_below:
@@ -74,6 +79,9 @@ def file_part(edges: RunEdges, run: int, lo: Key, hi: Key) -> Part | None:
 
 def edge_part(edges: RunEdges, run: int, stats: FieldStats | None) -> Part:
     """A row group's part from its first-key-column statistics (integer keys); unknown statistics merge."""
+    if edges.head_below is None:
+        return Part.HEAD
+    assert edges.tail_above is not None
     if stats is None or not isinstance(stats.min, int) or not isinstance(stats.max, int):
         return Part.MERGE
     if run == edges.head_run and stats.max < edges.head_below[0]:

@@ -167,4 +167,19 @@ def test_run_edges_bounds() -> None:
     # Equal first keys: no run is alone below the other's first key.
     tie = run_edges([["a"], ["a"]], lambda f: ranges[f])
     assert tie is not None and file_part(tie, tie.head_run, (0,), (100,)) is Part.MERGE
-    assert run_edges([["a"]], lambda f: ranges[f]) is None
+    alone = run_edges([["a", "c"]], lambda f: ranges[f])  # a section of one run: nothing to merge
+    assert alone is not None and file_part(alone, 0, (0,), (100,)) is Part.HEAD
+    assert edge_part(alone, 0, None) is Part.HEAD
+    assert run_edges([], lambda f: ranges[f]) is None
+
+
+def test_sections_of_one_run_pass_through(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    # New keys only (time-ordered ids): each section is one run, nothing is merged, no system column is read.
+    t = _table(tmp_path, "t", _KV, ["k"])
+    _commit(t, pa.table({"k": range(0, 100), "v": range(0, 100)}, schema=_KV))
+    _commit(t, pa.table({"k": range(100, 150), "v": range(100, 150)}, schema=_KV))
+    seen = _edge_reads(monkeypatch)
+    got = t.read()
+    assert got.column("k").to_pylist() == list(range(150)) == got.column("v").to_pylist()
+    assert sum(n for part, n in seen if part is Part.HEAD) == 150
+    assert got.equals(_without_edges(t, monkeypatch))
