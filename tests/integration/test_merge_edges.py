@@ -183,3 +183,32 @@ def test_sections_of_one_run_pass_through(tmp_path, monkeypatch) -> None:  # noq
     assert got.column("k").to_pylist() == list(range(150)) == got.column("v").to_pylist()
     assert sum(n for part, n in seen if part is Part.HEAD) == 150
     assert got.equals(_without_edges(t, monkeypatch))
+
+
+def test_edges_across_schema_changes(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    # The base file predates an added column and a renamed value column: edge rows go through the same evolution.
+    from laketide.schema.changes import AddColumn, RenameColumn
+
+    t = _table(tmp_path, "t", _KV, ["k"])
+    _commit(t, pa.table({"k": range(0, 300), "v": range(0, 300)}, schema=_KV))
+    t = t.alter(AddColumn(name="w", type=pa.string()), RenameColumn("v", "value"))
+    schema = pa.schema([("k", pa.int64()), ("value", pa.int64()), ("w", pa.string())])
+    _commit(t, pa.table({"k": range(250, 350), "value": [-1] * 100, "w": ["new"] * 100}, schema=schema))
+    got = t.read()
+    assert got.column_names == ["k", "value", "w"]
+    assert got.column("k").to_pylist() == list(range(350))
+    assert got.column("value").to_pylist() == list(range(250)) + [-1] * 100
+    assert got.column("w").to_pylist() == [None] * 250 + ["new"] * 100
+    assert got.equals(_without_edges(t, monkeypatch))
+
+
+def test_sequence_field_decides_inside_the_merge_and_edges_keep_their_rows(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    schema = pa.schema([("k", pa.int64()), ("ts", pa.int64()), ("v", pa.string())])
+    t = _table(tmp_path, "t", schema, ["k"], **{"sequence.field": "ts"})
+    _commit(t, pa.table({"k": range(0, 200), "ts": [10] * 200, "v": ["base"] * 200}, schema=schema))
+    # A later commit with an older ts for keys 150..199 loses there; its keys 200..249 are new.
+    _commit(t, pa.table({"k": range(150, 250), "ts": [5] * 100, "v": ["late"] * 100}, schema=schema))
+    got = t.read()
+    assert got.column("k").to_pylist() == list(range(250))
+    assert got.column("v").to_pylist() == ["base"] * 200 + ["late"] * 50
+    assert got.equals(_without_edges(t, monkeypatch))
