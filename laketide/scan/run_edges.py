@@ -9,7 +9,9 @@ at the top of the key space) leaves most of the base run at the head edge.
 
 Files are placed by their min / max keys; inside a file that straddles an edge bound, whole Parquet row groups by
 the statistics of the first key column (integers only: values Python compares exactly as Java does). A part whose
-statistics are unknown stays in the merge, which is always right.
+statistics are unknown stays in the merge, which is always right. A section of one run is all head.
+
+Paimon: mergetree.compact.IntervalPartition (sections), MergeTreeReaders (a run needing no merge read as is)
 """
 
 from __future__ import annotations
