@@ -61,6 +61,8 @@ _DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024
 _EMPTY: Mapping[str, str] = {}
 _READ_BUFFER_BYTES = 256 * 1024
 _MAGIC = b"PAR1"  # what pyarrow's writer writes when it opens a file
+# Row groups of at least this many rows on average are read one batch each when a batch could hold several.
+_WHOLE_GROUP_ROWS = 1 << 16
 
 
 def _codec(compression: str, options: Mapping[str, str]) -> tuple[str, int | None]:
@@ -357,4 +359,14 @@ class ParquetFormat(FileFormat):
         with opened_input(source, filesystem) as stream:
             parquet_file = self._open(stream, source)
             names = check_columns(parquet_file.schema_arrow, columns, source=source)
+            meta = parquet_file.metadata
+            counts = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+            if len(counts) > 1 and max(counts) <= batch_size and sum(counts) >= _WHOLE_GROUP_ROWS * len(counts):
+                # Batches that could hold several large row groups (a collecting read) hold one each: a batch
+                # spanning row groups is assembled in fresh buffers of its whole size (more page faults, more CPU
+                # at 8M rows), where a row group's columns are decoded whole in one go. Small row groups are
+                # still joined into batches (fewer batches to handle).
+                for rg in range(len(counts)):
+                    yield from parquet_file.iter_batches(batch_size=batch_size, columns=names, row_groups=[rg])
+                return
             yield from parquet_file.iter_batches(batch_size=batch_size, columns=names)

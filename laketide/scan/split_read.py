@@ -19,12 +19,12 @@ import pyarrow.compute as pc
 from pyroaring import FrozenBitMap
 
 from laketide.exceptions import FileIOError, SchemaError, UnsupportedFeatureError
-from laketide.expr import Predicate, referenced_fields, to_arrow_expression
+from laketide.expr import FieldStats, Predicate, referenced_fields, to_arrow_expression
 from laketide.format import file_format
 from laketide.fs import FileIO
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.manifest import DataFileMeta
-from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
+from laketide.io.kv import KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND
 from laketide.mergetree.engines import merge_function_for
 from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
@@ -33,13 +33,24 @@ from laketide.format.blob import is_blob_file
 from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.data_file_input import open_data_file
 from laketide.scan.key_filter import KeyFilter
+from laketide.scan.run_edges import Part, RunEdges, edge_part, file_part, run_edges
 from laketide.scan.lookup_cache import FileLookupCache, cache_layout, entry_name
 from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
 from laketide.scan.split import DataSplit, DeletionFile
 from laketide.schema.casts import cast_array
 from laketide.schema.schema_manager import SchemaManager
 from laketide.schema.table_schema import TableSchema
-from laketide.types import BlobType, DataType, VariantType, to_arrow_schema, without_field_ids
+from laketide.types import (
+    BigIntType,
+    BlobType,
+    DataType,
+    IntType,
+    SmallIntType,
+    TinyIntType,
+    VariantType,
+    to_arrow_schema,
+    without_field_ids,
+)
 
 __all__ = ["SplitRead"]
 
@@ -48,6 +59,10 @@ _SYSTEM = (pa.field(SEQUENCE_NUMBER, pa.int64(), nullable=False), pa.field(VALUE
 # one go, its columns in parallel (as pq.read_table's scanner decodes), instead of 64k-row slices that each wait
 # for their slowest column.
 _COLLECT_BATCH_ROWS = 1 << 22
+# Key types whose Parquet statistics place row groups at a merge section's edges (scan/run_edges.py).
+_INTEGER_KEYS = (TinyIntType, SmallIntType, IntType, BigIntType)
+StatsOf = Callable[[str], "FieldStats | None"]
+GroupTest = Callable[["FieldStats | None"], bool]  # a row group's first-key statistics -> read it here?
 
 
 class SplitRead:
@@ -150,12 +165,60 @@ class SplitRead:
                     yield from self._finish(drop_retracts(table) if retracts else table)
             return
         for section in partition_runs(split.files, self._key_range):
-            columns = len(self.read_names) + 2
-            runs = [RunSource(size=sum(f.file_size for f in run), read=self._run_reader(run, paths),
-                              memory=reader_memory([f.file_size for f in run], columns=columns))
-                    for run in section]
-            for merged in merge_sorted_runs(runs, self.merge, settings=self.sort):
-                yield from self._finish(drop_retracts(merged))
+            yield from self._merge_section(section, paths)
+
+    def _merge_section(self, section: list[list[DataFileMeta]], paths: dict[str, str]) -> Iterator[pa.RecordBatch]:
+        """The merged rows of one section: its edges that overlap no other run passed through around the merge."""
+        assert self.merge is not None
+        edges = None
+        if self.merge.single_row_is_result and self.lookup_cache is None:
+            edges = run_edges(section, self._key_range)
+        if edges is not None:
+            yield from self._edge_rows(section, edges, Part.HEAD, paths)
+        columns = len(self.read_names) + 2
+        runs = []
+        for i, run in enumerate(section):
+            merged: list[tuple[DataFileMeta, GroupTest | None]] = []
+            for meta in run:
+                whole = Part.MERGE if edges is None else self._file_part(edges, i, meta)
+                if whole is Part.MERGE:
+                    merged.append((meta, None))
+                elif whole is None:  # straddles an edge bound: its middle row groups
+                    merged.append((meta, self._group_test(edges, i, Part.MERGE)))
+            if merged:
+                runs.append(RunSource(size=sum(m.file_size for m, _ in merged), read=self._run_reader(merged, paths),
+                                      memory=reader_memory([m.file_size for m, _ in merged], columns=columns)))
+        for rows in merge_sorted_runs(runs, self.merge, settings=self.sort):
+            yield from self._finish(drop_retracts(rows))
+        if edges is not None:
+            yield from self._edge_rows(section, edges, Part.TAIL, paths)
+
+    def _file_part(self, edges: RunEdges, run: int, meta: DataFileMeta) -> Part | None:
+        lo, hi = self._key_range(meta)
+        return file_part(edges, run, lo, hi)
+
+    def _group_test(self, edges: RunEdges | None, run: int, part: Part) -> GroupTest | None:
+        """Which row groups of a file straddling an edge bound belong to ``part`` (by first-key statistics)."""
+        if edges is None:
+            return None
+        if not isinstance(self.key_types[0], _INTEGER_KEYS):
+            return lambda stats: part is Part.MERGE
+        return lambda stats: edge_part(edges, run, stats) is part
+
+    def _edge_rows(self, section: list[list[DataFileMeta]], edges: RunEdges, part: Part,
+                   paths: dict[str, str]) -> Iterator[pa.RecordBatch]:
+        """The rows of one edge, read without the system columns a file with no retraction does not need."""
+        run = edges.head_run if part is Part.HEAD else edges.tail_run
+        groups = self._group_test(edges, run, part)
+        for meta in section[run]:
+            whole = self._file_part(edges, run, meta)
+            if whole is not part and whole is not None:
+                continue
+            retracts = meta.delete_row_count != 0  # None (unknown): assume some
+            for batch in self._file_batches(meta, paths[meta.file_name], system=retracts,
+                                            key_filter=self.key_filter, groups=None if whole is part else groups):
+                table = pa.Table.from_batches([batch])
+                yield from self._finish(drop_retracts(table) if retracts else table)
 
     def _read_evolved(self, split: DataSplit) -> Iterator[pa.RecordBatch]:
         """Data evolution: the files of one row-id range stitched into whole rows (see scan/row_tracking.py)."""
@@ -222,11 +285,12 @@ class SplitRead:
                                         batch_size=batch_size):
             yield from self._finish(pa.Table.from_batches([batch]))
 
-    def _run_reader(self, run: list[DataFileMeta], paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:
+    def _run_reader(self, run: list[tuple[DataFileMeta, GroupTest | None]],
+                    paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:
         def read(batch_rows: int) -> Iterator[pa.Table]:
-            for meta in run:
+            for meta, groups in run:
                 for batch in self._file_batches(meta, paths[meta.file_name], system=True, batch_size=batch_rows,
-                                                key_filter=self.key_filter):
+                                                key_filter=self.key_filter, groups=groups):
                     yield pa.Table.from_batches([batch])
 
         return read
@@ -258,8 +322,9 @@ class SplitRead:
     def _file_batches(
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
         batch_size: int | None = None, selection: FrozenBitMap | None = None, key_filter: KeyFilter | None = None,
-        names: Sequence[str] | None = None, tracking: Sequence[str] | None = None,
+        names: Sequence[str] | None = None, tracking: Sequence[str] | None = None, groups: GroupTest | None = None,
     ) -> Iterator[pa.RecordBatch]:
+        # ``groups``: only the row groups whose first-key-column statistics it accepts (scan/run_edges.py).
         if self.lookup_cache is not None and key_filter is not None and names is None and not self.tracking_names:
             cached = self._cached_file(meta, path, system=system, deletion=deletion, selection=selection,
                                        key_filter=key_filter)
@@ -300,12 +365,15 @@ class SplitRead:
         try:
             with open_data_file(self.file_io, path, format_name=fmt.name) as stream:
                 size = batch_size or self.batch_size
-                if rows is None and key_filter is not None:
+                if rows is None and (key_filter is not None or groups is not None):
                     same_type = {name: src for name, src, cast in zip(self.read_names, source, casts)
                                  if src is not None and cast is None}
                     types = {name: self.read_schema.field(name).type for name in same_type}
-                    batches = fmt.read_pruned(stream, keep=key_filter.row_group_test(same_type, types),
-                                              columns=present, batch_size=size)
+                    keep = None if key_filter is None else key_filter.row_group_test(same_type, types)
+                    if groups is not None and self.merge is not None:
+                        keep = _with_group_test(keep, groups, same_type.get(self.merge.spec.key_names[0]))
+                    assert keep is not None
+                    batches = fmt.read_pruned(stream, keep=keep, columns=present, batch_size=size)
                 elif rows is None:
                     batches = _positioned(fmt.read(stream, columns=present, batch_size=size))
                 else:
@@ -383,6 +451,18 @@ class SplitRead:
         if not arrays:  # no column read (a row count): keep the batch's length
             return batch.select([])
         return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _with_group_test(keep: Callable[[StatsOf, int], bool] | None, groups: GroupTest,
+                     key_column: str | None) -> Callable[[StatsOf, int], bool]:
+    """``keep`` and ``groups``, the latter asked with the statistics of the file's first key column."""
+    def test(stats_of: StatsOf, num_rows: int) -> bool:
+        stats = None
+        if key_column is not None and num_rows >= 0:
+            stats = stats_of(KEY_PREFIX + key_column) or stats_of(key_column)
+        return groups(stats) and (keep is None or keep(stats_of, num_rows))
+
+    return test
 
 
 def _drain(read: Callable[..., Iterator[pa.RecordBatch]], *args: object) -> list[pa.RecordBatch]:
