@@ -43,7 +43,7 @@ from laketide.schema.table_schema import TableSchema
 from laketide.types import BigIntType, DataType, IntType, SmallIntType, TinyIntType, to_arrow_type
 from laketide.mergetree.merge import take_run
 from laketide.write.bucketing import Group, GroupRows
-from laketide.write.key_codes import encode_keys, positions_in
+from laketide.write.key_codes import encode_keys, has_duplicate_ints, positions_in
 from laketide.write.routed_pieces import position_pieces
 
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
@@ -437,17 +437,21 @@ class CrossPartitionAssigner:
     def _row_partitions(self, table: pa.Table) -> np.ndarray:
         """The partition id of every row."""
         keys = list(self.schema.partition_keys)
-        code = np.zeros(table.num_rows, dtype=np.int64)
+        code = np.zeros(table.num_rows, dtype=np.int64) if len(keys) != 1 else None
         radix = 1
         dictionaries = []
         radices = []
         for name in keys:
             enc = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
-            idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            idx = enc.indices.to_numpy(zero_copy_only=False)
             dictionaries.append(enc.dictionary)
             radices.append(radix)
-            code += idx * radix
+            if code is None:  # one partition column: its dictionary indices are the codes (no int64 copy)
+                code = idx
+            else:
+                code += idx.astype(np.int64) * radix
             radix *= max(len(enc.dictionary), 1)
+        assert code is not None
         inverse: np.ndarray
         if radix > max(1 << 20, len(code)):  # many partitions: sort the codes
             uniq, inverse = np.unique(code, return_inverse=True)
@@ -576,6 +580,9 @@ def _has_duplicates(keys: pa.Array) -> bool:
     if len(keys) < 2:
         return False
     if pa.types.is_integer(keys.type):
+        dense = has_duplicate_ints(keys.to_numpy())
+        if dense is not None:
+            return dense
         values = np.sort(keys.to_numpy())
         return bool((values[1:] == values[:-1]).any())
     return int(pc.count_distinct(keys).as_py()) < len(keys)
