@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 from laketide.fs import FileIO
 from laketide.io.kv import VALUE_KIND, RowKind
 from laketide.meta.binary_row import serialize_binary_row, serialize_rows_arrow
+from laketide.meta.stable_sort import stable_argsort
 from laketide.options import MergeEngine
 from laketide.scan.file_scan import PartitionCodec
 from laketide.scan.split import DataSplit
@@ -547,16 +548,20 @@ class CrossPartitionAssigner:
         """(partition values, bucket, partition id, kept rows, deleted rows) of each group in (partition, bucket)
         order, row positions ascending."""
         n_kept = len(kept.rows)
-        pids = np.concatenate([kept.pids, deletes.pids]).astype(np.int64)
-        buckets = np.concatenate([kept.buckets, deletes.buckets]).astype(np.int64)
+        pids = np.concatenate([kept.pids, deletes.pids])
+        buckets = np.concatenate([kept.buckets, deletes.buckets])
         if len(pids) == 0:
             return
         per_pid = int(buckets.max()) + 1
-        code = pids * per_pid + buckets  # ascending in (partition id, bucket)
-        # stable: a group's positions stay ascending, kept rows first; few groups: numpy's 16-bit radix sort
-        order = np.argsort(code.astype(np.uint16) if int(code.max()) < 1 << 16 else code, kind="stable")
+        # (partition id, bucket) as one ascending code; few groups fit 16 bits (numpy's radix sort, 2 bytes a row)
+        if (int(pids.max()) + 1) * per_pid <= 1 << 16:
+            code = pids.astype(np.uint16) * np.uint16(per_pid) + buckets.astype(np.uint16)
+        else:
+            code = pids.astype(np.int64) * per_pid + buckets
+        # stable: a group's positions stay ascending, kept rows first
+        order = stable_argsort(code)
         sorted_code = code[order]
-        bounds = (np.flatnonzero(np.diff(sorted_code)) + 1).tolist()
+        bounds = (np.flatnonzero(sorted_code[1:] != sorted_code[:-1]) + 1).tolist()
         for s, e in zip([0, *bounds], [*bounds, len(order)]):
             pid, bucket = divmod(int(sorted_code[s]), per_pid)
             sel = order[s:e]
