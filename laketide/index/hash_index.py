@@ -124,6 +124,22 @@ def _insert_sorted(hashes: np.ndarray, buckets: np.ndarray, at: np.ndarray, new_
     return out_h, out_b
 
 
+# Sorted queries at least 1/8 of the sorted values: one merge of the two runs beats a binary search per query.
+_MERGE_MIN_SHARE = 8
+
+
+def _sorted_search(sorted_values: np.ndarray, sorted_queries: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(sorted_values, sorted_queries)`` (left) when both are sorted: for many queries, by one
+    stable merge (queries first, so a query precedes the values equal to it: the values before it are those
+    below it)."""
+    m = len(sorted_queries)
+    if m * _MERGE_MIN_SHARE < len(sorted_values):
+        return np.searchsorted(sorted_values, sorted_queries)
+    order = np.argsort(np.concatenate([sorted_queries, sorted_values]), kind="stable")  # timsort: two runs
+    out: np.ndarray = np.flatnonzero(order < m) - np.arange(m)
+    return out
+
+
 _NO_HASHES = np.zeros(0, np.int32)
 _NO_BUCKETS = np.zeros(0, np.int16)
 
@@ -338,7 +354,7 @@ class PartitionIndex:
         if len(self.hashes) and n >= _SORTED_SEARCH_MIN:
             order = stable_argsort(hashes)
             sorted_q = hashes[order]
-            at = np.searchsorted(self.hashes, sorted_q)
+            at = _sorted_search(self.hashes, sorted_q)
             pos = np.minimum(at, len(self.hashes) - 1)
             hit = self.hashes[pos] == sorted_q
             out[order[hit]] = self.buckets[pos[hit]]
