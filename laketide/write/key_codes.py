@@ -97,9 +97,12 @@ def positions_in(keys: pa.Array, index: pa.Array) -> np.ndarray:
         if found is not None:
             lo, span = found
             known = index.to_numpy()
-            inside = np.flatnonzero((known >= lo) & (known <= lo + span - 1))  # (lo + span may not fit int64)
+            hi = lo + span - 1  # (lo + span may not fit int64)
             pos_of = np.full(span, -1, dtype=np.int64)
-            pos_of[known[inside] - lo] = inside
+            for start in range(0, len(known), CHUNK_ROWS):  # an index of many keys: no index-sized temporaries
+                part = known[start:start + CHUNK_ROWS]
+                inside = np.flatnonzero((part >= lo) & (part <= hi))
+                pos_of[part[inside] - lo] = inside + start
             out: np.ndarray = pos_of[values - lo]
             return out
     return np.asarray(pc.fill_null(pc.index_in(keys, value_set=index), -1).to_numpy(), dtype=np.int64)

@@ -76,3 +76,15 @@ def test_distinct_keys_over_several_chunks_keep_arrival_order(monkeypatch: pytes
     assert got.keys.to_pylist() == values.tolist()
     with pytest.raises(ValueError):
         got.codes[0] = 1  # shared by codes and first: read-only
+
+
+@pytest.mark.parametrize("case", ["dense", "negative", "distinct shuffled", "at int64 max", "ascending"])
+def test_positions_in_a_long_index_over_several_chunks(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_codes, "CHUNK_ROWS", 333)
+    rng = np.random.default_rng(len(case) + 1)
+    keys = encode_keys(pa.array(CASES[case](rng).astype(np.int64))).keys
+    index = pa.array(rng.permutation(np.unique(np.concatenate([np.asarray(keys)[::2],
+                                                                CASES[case](rng).astype(np.int64)]))))
+    expected = pc.fill_null(pc.index_in(keys, value_set=index), -1).to_numpy().tolist()
+    assert positions_in(keys, index).tolist() == expected
+
