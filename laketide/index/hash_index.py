@@ -22,6 +22,7 @@ import numpy as np
 from laketide.exceptions import CorruptMetadataError, LaketideError
 from laketide.fs import FileIO
 from laketide.meta.manifest import IndexFileMeta
+from laketide.meta.stable_sort import stable_argsort
 
 __all__ = [
     "HASH_INDEX",
@@ -100,9 +101,42 @@ def _search(sorted_values: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """np.searchsorted, with large query sets sorted first: binary searches in order stay in cache (~5x)."""
     if len(queries) < _SORTED_SEARCH_MIN:
         return np.searchsorted(sorted_values, queries)
-    order = np.argsort(queries, kind="stable")
+    order = stable_argsort(queries)
     out = np.empty(len(queries), dtype=np.intp)
     out[order] = np.searchsorted(sorted_values, queries[order])
+    return out
+
+
+def _insert_sorted(hashes: np.ndarray, buckets: np.ndarray, at: np.ndarray, new_hashes: np.ndarray,
+                   new_buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.insert`` of ``new_hashes`` / ``new_buckets`` before positions ``at`` (ascending) of both arrays,
+    sharing one placement between them."""
+    total = len(hashes) + len(at)
+    dest = at + np.arange(len(at))  # where each new entry lands
+    old = np.ones(total, dtype=bool)
+    old[dest] = False
+    out_h = np.empty(total, dtype=hashes.dtype)
+    out_h[old] = hashes
+    out_h[dest] = new_hashes
+    out_b = np.empty(total, dtype=buckets.dtype)
+    out_b[old] = buckets
+    out_b[dest] = new_buckets
+    return out_h, out_b
+
+
+# Sorted queries at least 1/8 of the sorted values: one merge of the two runs beats a binary search per query.
+_MERGE_MIN_SHARE = 8
+
+
+def _sorted_search(sorted_values: np.ndarray, sorted_queries: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(sorted_values, sorted_queries)`` (left) when both are sorted: for many queries, by one
+    stable merge (queries first, so a query precedes the values equal to it: the values before it are those
+    below it)."""
+    m = len(sorted_queries)
+    if m * _MERGE_MIN_SHARE < len(sorted_values):
+        return np.searchsorted(sorted_values, sorted_queries)
+    order = np.argsort(np.concatenate([sorted_queries, sorted_values]), kind="stable")  # timsort: two runs
+    out: np.ndarray = np.flatnonzero(order < m) - np.arange(m)
     return out
 
 
@@ -131,6 +165,7 @@ class _Known:
     buckets: np.ndarray  # int32, -1 where unknown
     sorted_new: np.ndarray | None  # the unknown hashes sorted (None: every hash is known)
     rank: np.ndarray | None  # arrival rank (among the unknown rows) of each sorted_new entry; None: not computed
+    insert_at: np.ndarray | None = None  # each sorted_new entry's insertion point in the index (None: not known)
 
 
 @dataclass(slots=True)
@@ -175,12 +210,12 @@ class PartitionIndex:
             all_b = np.concatenate(bs)
             if len(all_h) < 2 or bool((all_h[1:] > all_h[:-1]).all()):
                 # laketide writes each file sorted: one file (or files in hash order) needs no sort
-                index.hashes, index.buckets = all_h.astype(np.int32), all_b
+                index.hashes, index.buckets = all_h.astype(np.int32, copy=False), all_b
             else:
                 # Each of laketide's files is sorted: a stable sort merges the runs (timsort, ~10x a full sort)
                 # and puts the first file's copy of a hash two files hold first, the one kept (as np.unique's
                 # first index did); Java's files, in hash-set order, take the same path.
-                order = np.argsort(all_h, kind="stable")
+                order = stable_argsort(all_h)
                 merged = all_h[order]
                 first = np.ones(len(merged), dtype=bool)
                 np.not_equal(merged[1:], merged[:-1], out=first[1:])
@@ -244,7 +279,7 @@ class PartitionIndex:
         out = found.buckets
         if found.sorted_new is None:
             return Assigned(out, _NO_HASHES, _NO_BUCKETS)
-        sorted_h, rank = found.sorted_new, found.rank
+        sorted_h, rank, insert_at = found.sorted_new, found.rank, found.insert_at
         unknown = out < 0
         starts = np.ones(len(sorted_h), dtype=bool)
         np.not_equal(sorted_h[1:], sorted_h[:-1], out=starts[1:])
@@ -256,7 +291,7 @@ class PartitionIndex:
                 bucket_of_new = np.full(len(given), given[0], dtype=np.int16)
             else:
                 if rank is None:  # the one-bucket guess was wrong (no room for all): rank the new hashes
-                    rank = np.argsort(hashes[unknown], kind="stable")
+                    rank = stable_argsort(hashes[unknown])
                 bucket_of_new = given[rank]
         else:
             assert rank is not None  # duplicates always come with their arrival ranks (see _known)
@@ -273,12 +308,13 @@ class PartitionIndex:
             placed[rank] = bucket_of_new[group]
             out[unknown] = placed
             new_h = sorted_h[starts]
+            if insert_at is not None:
+                insert_at = insert_at[starts]
         if len(self.hashes) == 0:
             self.hashes, self.buckets = new_h, bucket_of_new
         else:  # both sorted: merge in one pass
-            pos = np.searchsorted(self.hashes, new_h)
-            self.hashes = np.insert(self.hashes, pos, new_h)
-            self.buckets = np.insert(self.buckets, pos, bucket_of_new)
+            pos = np.searchsorted(self.hashes, new_h) if insert_at is None else insert_at
+            self.hashes, self.buckets = _insert_sorted(self.hashes, self.buckets, pos, new_h, bucket_of_new)
         return Assigned(out, new_h, bucket_of_new)
 
     def _assign_distinct_into_empty(self, hashes: np.ndarray, *,
@@ -293,7 +329,7 @@ class PartitionIndex:
         starts, ends = [0, *bounds], [*bounds, len(given)]
         sorted_runs = [np.sort(hashes[s:e]) for s, e in zip(starts, ends)]
         runs = np.concatenate(sorted_runs)
-        order = np.argsort(runs, kind="stable")
+        order = stable_argsort(runs)
         merged = runs[order]
         if bool((merged[1:] == merged[:-1]).any()):  # a hash twice: the general path ranks arrivals
             self.non_full, self.all_buckets, self.upper_bound_reached = saved
@@ -316,16 +352,18 @@ class PartitionIndex:
         n = len(hashes)
         out = np.full(n, -1, dtype=np.int32)
         if len(self.hashes) and n >= _SORTED_SEARCH_MIN:
-            order = np.argsort(hashes, kind="stable")
+            order = stable_argsort(hashes)
             sorted_q = hashes[order]
-            pos = np.minimum(np.searchsorted(self.hashes, sorted_q), len(self.hashes) - 1)
+            at = _sorted_search(self.hashes, sorted_q)
+            pos = np.minimum(at, len(self.hashes) - 1)
             hit = self.hashes[pos] == sorted_q
             out[order[hit]] = self.buckets[pos[hit]]
             miss = ~hit
             if not miss.any():
                 return _Known(out, None, None)
             arrival_rank = np.cumsum(out < 0) - 1  # rank of each unknown row among the unknown rows
-            return _Known(out, sorted_q[miss], arrival_rank[order[miss]])
+            # the searches also told where each unknown hash goes in the index: no second search to insert them
+            return _Known(out, sorted_q[miss], arrival_rank[order[miss]], at[miss])
         if len(self.hashes):
             out = self.lookup(hashes)
         unknown = out < 0
@@ -336,10 +374,10 @@ class PartitionIndex:
             plain = np.sort(new)
             if len(plain) < 2 or bool((plain[1:] != plain[:-1]).all()):
                 return _Known(out, plain, None)
-        # One sort of (hash, arrival rank) packed in an int64 gives the new hashes sorted (for the merge), and
-        # within a hash its first arrival first: new keys are placed in the order a row loop meets them.
-        packed = np.sort((new.astype(np.int64) << 32) + np.arange(len(new), dtype=np.int64))
-        return _Known(out, (packed >> 32).astype(np.int32), packed & 0xFFFFFFFF)
+        # A stable sort gives the new hashes sorted (for the merge) and, within a hash, its first arrival first:
+        # new keys are placed in the order a row loop meets them.
+        order = stable_argsort(new)
+        return _Known(out, new[order], order)
 
     def _fits_one_bucket(self, m: int) -> bool:
         """Whether ``m`` new keys would all go to one bucket (a guess: ``assign_new`` checks what it got)."""

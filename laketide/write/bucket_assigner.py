@@ -44,8 +44,8 @@ from laketide.meta.manifest import IndexFileMeta
 from laketide.meta.paths import FileStorePathFactory, TablePaths
 from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
-from laketide.write.bucketing import Group, split_by_partition_and_bucket
-from laketide.write.routed_pieces import bucket_runs, partition_runs, take_pieces
+from laketide.write.bucketing import Group, GroupRows, split_by_partition_and_bucket
+from laketide.write.routed_pieces import bucket_runs, group_at, group_pieces, partition_runs
 
 __all__ = [
     "ASSIGNED_BUCKET_COLUMN",
@@ -361,6 +361,21 @@ def route_dynamic(
     cross-partition mode, which keeps no hash index); yield bucket groups, in pieces of at most ``max_rows`` rows
     (None: a group in one go). Every row's bucket is decided before the first piece; rows are copied from
     ``table`` only as the pieces are taken (write/routed_pieces.py)."""
+    yield from group_pieces(plan_dynamic(table, schema=schema, partition_types=partition_types, index=index,
+                                         assigner=assigner, assigned=assigned), max_rows)
+
+
+def plan_dynamic(
+    table: pa.Table,
+    *,
+    schema: TableSchema,
+    partition_types: Sequence[object],
+    index: DynamicBucketIndex | None,
+    assigner: HashBucketAssigner | None,
+    assigned: np.ndarray | None = None,
+) -> Iterator[GroupRows]:
+    """``route_dynamic``'s bucket groups, not copied yet (a partition's buckets are assigned when its first
+    group is asked for)."""
     keys = schema.trimmed_primary_keys
     key_types = [schema.field(k).type for k in keys]
     # hashed once over the input (in cache-sized chunks), then indexed per partition
@@ -384,8 +399,7 @@ def route_dynamic(
             if notify_rows and index is not None and part_hashes is not None:
                 index.notify(part, bucket, part_hashes if idx is None else part_hashes[idx])
             rows_at = positions if idx is None else idx if positions is None else positions[idx]
-            for rows in take_pieces(table, rows_at, max_rows):
-                yield Group(values, bucket, rows)
+            yield group_at(values, bucket, table, rows_at)
 
 
 def assign_buckets(table: pa.Table, *, schema: TableSchema, assigner: HashBucketAssigner) -> np.ndarray:

@@ -36,14 +36,15 @@ import pyarrow.compute as pc
 from laketide.fs import FileIO
 from laketide.io.kv import VALUE_KIND, RowKind
 from laketide.meta.binary_row import serialize_binary_row, serialize_rows_arrow
+from laketide.meta.stable_sort import stable_argsort
 from laketide.options import MergeEngine
 from laketide.scan.file_scan import PartitionCodec
 from laketide.scan.split import DataSplit
 from laketide.schema.table_schema import TableSchema
 from laketide.types import BigIntType, DataType, IntType, SmallIntType, TinyIntType, to_arrow_type
 from laketide.mergetree.merge import take_run
-from laketide.write.bucketing import Group
-from laketide.write.key_codes import encode_keys, positions_in
+from laketide.write.bucketing import Group, GroupRows
+from laketide.write.key_codes import encode_keys, has_duplicate_ints, positions_in
 from laketide.write.routed_pieces import position_pieces
 
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
@@ -322,6 +323,34 @@ class CrossPartitionAssigner:
             out[mask] = given
         return out
 
+    @property
+    def plans_groups(self) -> bool:
+        """Whether ``plan`` can hand over the groups uncopied: not when rows are rewritten into their key's
+        partition (partial-update / aggregation)."""
+        return self.engine not in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE)
+
+    def plan(self, table: pa.Table) -> list[GroupRows]:
+        """``route``'s groups, not copied yet (a moved key's deletes are copied here: they are rewritten), for a
+        one-shot write that copies each group on a flush worker. Only when ``plans_groups``."""
+        assert self.plans_groups
+        routed = self._route(table)
+        if routed is None:
+            return []
+        kept, deletes, _ = routed
+        out: list[GroupRows] = []
+        n = table.num_rows
+        for values, bucket, pid, kept_at, deleted_at in self._group_positions(kept, deletes):
+            if not len(deleted_at):
+                out.append(GroupRows(values, bucket, table, indices=kept_at))
+                continue
+            # one group per bucket (a second group of the same bucket would flush it twice): the deletes follow
+            # the kept rows as rows n.. of the input with them appended (no copy of the input)
+            gone = self._as_deletes(table.take(deleted_at), pid)
+            source = pa.concat_tables([table, gone.select(table.column_names)])
+            at = np.concatenate([kept_at, np.arange(n, n + len(deleted_at), dtype=np.int64)])
+            out.append(GroupRows(values, bucket, source, indices=at))
+        return out
+
     def route(self, table: pa.Table, *, max_rows: int | None = None) -> Iterator[Group]:
         """Route rows (with their ``_VALUE_KIND``) to (partition, bucket) groups, updating the key index; a group
         comes in pieces of at most ``max_rows`` rows (None: its rows in one go, then its deletes).
@@ -329,9 +358,17 @@ class CrossPartitionAssigner:
         Columns other than the table's (``__laketide_*``) ride along; a moved key's delete carries those of the
         key's last row.
         """
+        routed = self._route(table)
+        if routed is not None:
+            kept, deletes, row_part = routed
+            yield from self._groups(table, kept, deletes, row_part=row_part, max_rows=max_rows)
+
+    def _route(self, table: pa.Table) -> tuple[_Routed, _Routed, np.ndarray | None] | None:
+        """Decide every row's (partition, bucket) and update the key index: the kept rows, the deletes of moved
+        keys, and (partial-update / aggregation) each row's own partition id. None: no rows."""
         n = table.num_rows
         if n == 0:
-            return
+            return None
         now = self.clock_ms()
         self._expire(now)
         schema = self.schema
@@ -394,26 +431,28 @@ class CrossPartitionAssigner:
         self._update_index(uniq_keys, pos, known, target, key_bucket,
                            ends_deleted & (engine is MergeEngine.DEDUPLICATE))
         self._stamp(now, pos[pos >= 0])
-        yield from self._groups(
-            table, _Routed(kept_idx, target[row_codes], key_bucket[row_codes]),
-            _Routed(last[gone], old_part[gone], old_bucket[gone]),
-            row_part=row_part if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE) else None,
-            max_rows=max_rows)
+        return (_Routed(kept_idx, target[row_codes], key_bucket[row_codes]),
+                _Routed(last[gone], old_part[gone], old_bucket[gone]),
+                row_part if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE) else None)
 
     def _row_partitions(self, table: pa.Table) -> np.ndarray:
         """The partition id of every row."""
         keys = list(self.schema.partition_keys)
-        code = np.zeros(table.num_rows, dtype=np.int64)
+        code = np.zeros(table.num_rows, dtype=np.int64) if len(keys) != 1 else None
         radix = 1
         dictionaries = []
         radices = []
         for name in keys:
             enc = pc.dictionary_encode(table.column(name), null_encoding="encode").combine_chunks()
-            idx = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            idx = enc.indices.to_numpy(zero_copy_only=False)
             dictionaries.append(enc.dictionary)
             radices.append(radix)
-            code += idx * radix
+            if code is None:  # one partition column: its dictionary indices are the codes (no int64 copy)
+                code = idx
+            else:
+                code += idx.astype(np.int64) * radix
             radix *= max(len(enc.dictionary), 1)
+        assert code is not None
         inverse: np.ndarray
         if radix > max(1 << 20, len(code)):  # many partitions: sort the codes
             uniq, inverse = np.unique(code, return_inverse=True)
@@ -495,29 +534,39 @@ class CrossPartitionAssigner:
         """Bucket groups in (partition, bucket) order: each group's kept rows in arrival order, then its deletes;
         rows are taken from ``table`` at most ``max_rows`` at a time (None: a group's kept rows in one go).
         ``row_part`` (partial-update / aggregation): each row's own partition, rewritten where it differs."""
-        n_kept = len(kept.rows)
-        pids = np.concatenate([kept.pids, deletes.pids]).astype(np.int64)
-        buckets = np.concatenate([kept.buckets, deletes.buckets]).astype(np.int64)
-        if len(pids) == 0:
-            return
-        per_pid = int(buckets.max()) + 1
-        code = pids * per_pid + buckets  # ascending in (partition id, bucket)
-        # stable: a group's positions stay ascending, kept rows first; few groups: numpy's 16-bit radix sort
-        order = np.argsort(code.astype(np.uint16) if int(code.max()) < 1 << 16 else code, kind="stable")
-        sorted_code = code[order]
-        bounds = (np.flatnonzero(np.diff(sorted_code)) + 1).tolist()
-        for s, e in zip([0, *bounds], [*bounds, len(order)]):
-            pid, bucket = divmod(int(sorted_code[s]), per_pid)
-            values = self.part_values[pid]
-            sel = order[s:e]
-            split = int(np.searchsorted(sel, n_kept))
-            for at in position_pieces(kept.rows[sel[:split]], max_rows):
+        for values, bucket, pid, kept_at, deleted_at in self._group_positions(kept, deletes):
+            for at in position_pieces(kept_at, max_rows):
                 rows = take_run(table, at)
                 if row_part is not None:
                     rows = self._set_partitions(rows, np.full(len(at), pid, np.int32), changed=row_part[at] != pid)
                 yield Group(values, bucket, rows)
-            for at in position_pieces(deletes.rows[sel[split:] - n_kept], max_rows):
+            for at in position_pieces(deleted_at, max_rows):
                 yield Group(values, bucket, self._as_deletes(table.take(at), pid))
+
+    def _group_positions(self, kept: _Routed, deletes: _Routed) -> Iterator[tuple[tuple[object, ...], int, int,
+                                                                                   np.ndarray, np.ndarray]]:
+        """(partition values, bucket, partition id, kept rows, deleted rows) of each group in (partition, bucket)
+        order, row positions ascending."""
+        n_kept = len(kept.rows)
+        pids = np.concatenate([kept.pids, deletes.pids])
+        buckets = np.concatenate([kept.buckets, deletes.buckets])
+        if len(pids) == 0:
+            return
+        per_pid = int(buckets.max()) + 1
+        # (partition id, bucket) as one ascending code; few groups fit 16 bits (numpy's radix sort, 2 bytes a row)
+        if (int(pids.max()) + 1) * per_pid <= 1 << 16:
+            code = pids.astype(np.uint16) * np.uint16(per_pid) + buckets.astype(np.uint16)
+        else:
+            code = pids.astype(np.int64) * per_pid + buckets
+        # stable: a group's positions stay ascending, kept rows first
+        order = stable_argsort(code)
+        sorted_code = code[order]
+        bounds = (np.flatnonzero(sorted_code[1:] != sorted_code[:-1]) + 1).tolist()
+        for s, e in zip([0, *bounds], [*bounds, len(order)]):
+            pid, bucket = divmod(int(sorted_code[s]), per_pid)
+            sel = order[s:e]
+            split = int(np.searchsorted(sel, n_kept))
+            yield self.part_values[pid], bucket, pid, kept.rows[sel[:split]], deletes.rows[sel[split:] - n_kept]
 
     def _as_deletes(self, rows: pa.Table, pid: int) -> pa.Table:
         """``rows`` as deletes in partition ``pid`` (a moved key's delete in its old place)."""
@@ -536,6 +585,9 @@ def _has_duplicates(keys: pa.Array) -> bool:
     if len(keys) < 2:
         return False
     if pa.types.is_integer(keys.type):
+        dense = has_duplicate_ints(keys.to_numpy())
+        if dense is not None:
+            return dense
         values = np.sort(keys.to_numpy())
         return bool((values[1:] == values[:-1]).any())
     return int(pc.count_distinct(keys).as_py()) < len(keys)

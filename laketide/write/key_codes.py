@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["EncodedKeys", "encode_keys", "positions_in"]
+__all__ = ["EncodedKeys", "encode_keys", "has_duplicate_ints", "positions_in"]
 
 # A direct table is used when the key range is at most this many times the number of keys (plus a constant).
 RANGE_PER_KEY = 4
@@ -38,6 +38,28 @@ def _int_range(values: np.ndarray, n: int) -> tuple[int, int] | None:
     return (lo, span) if span <= RANGE_PER_KEY * n + RANGE_SLACK else None
 
 
+# Rows per pass over a key column: each temporary (key - min) stays well under glibc's 32 MB mmap threshold, so it
+# reuses freed memory instead of faulting in fresh pages at every call.
+CHUNK_ROWS = 1 << 20
+
+
+def _seen(values: np.ndarray, lo: int, span: int) -> np.ndarray:
+    """A table over ``[lo, lo + span)``: True where a value occurs."""
+    seen = np.zeros(span, dtype=bool)
+    for start in range(0, len(values), CHUNK_ROWS):
+        seen[values[start:start + CHUNK_ROWS] - lo] = True
+    return seen
+
+
+def has_duplicate_ints(values: np.ndarray) -> bool | None:
+    """Whether an integer value occurs twice, through a table over the values' range (None: the range is too
+    wide for one; sort instead)."""
+    found = _int_range(values, len(values))
+    if found is None:
+        return None
+    return int(np.count_nonzero(_seen(values, *found))) < len(values)
+
+
 def encode_keys(kb: pa.Array) -> EncodedKeys:
     """Dictionary-encode one key column (``cross_partition.key_bytes``): ids in order of first arrival."""
     n = len(kb)
@@ -46,6 +68,10 @@ def encode_keys(kb: pa.Array) -> EncodedKeys:
         found = _int_range(values, n)
         if found is not None:
             lo, span = found
+            if int(np.count_nonzero(_seen(values, lo, span))) == n:  # every key once (a first write, most upserts)
+                ident = np.arange(n, dtype=np.int64)
+                ident.flags.writeable = False  # codes and first are the same array
+                return EncodedKeys(ident, kb, ident)
             rel = values - lo
             rows = np.arange(n, dtype=np.int64)
             first_of = np.full(span, n, dtype=np.int64)
@@ -71,9 +97,12 @@ def positions_in(keys: pa.Array, index: pa.Array) -> np.ndarray:
         if found is not None:
             lo, span = found
             known = index.to_numpy()
-            inside = np.flatnonzero((known >= lo) & (known <= lo + span - 1))  # (lo + span may not fit int64)
+            hi = lo + span - 1  # (lo + span may not fit int64)
             pos_of = np.full(span, -1, dtype=np.int64)
-            pos_of[known[inside] - lo] = inside
+            for start in range(0, len(known), CHUNK_ROWS):  # an index of many keys: no index-sized temporaries
+                part = known[start:start + CHUNK_ROWS]
+                inside = np.flatnonzero((part >= lo) & (part <= hi))
+                pos_of[part[inside] - lo] = inside + start
             out: np.ndarray = pos_of[values - lo]
             return out
     return np.asarray(pc.fill_null(pc.index_in(keys, value_set=index), -1).to_numpy(), dtype=np.int64)

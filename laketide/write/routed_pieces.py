@@ -17,9 +17,9 @@ import numpy as np
 import pyarrow as pa
 
 from laketide.mergetree.merge import take_run
-from laketide.write.bucketing import partition_codes
+from laketide.write.bucketing import Group, GroupRows, partition_codes
 
-__all__ = ["bucket_runs", "partition_runs", "position_pieces", "take_pieces"]
+__all__ = ["bucket_runs", "group_at", "group_pieces", "partition_runs", "position_pieces", "take_pieces"]
 
 
 def partition_runs(table: pa.Table, partition_keys: Sequence[str]) -> Iterator[tuple[tuple[object, ...],
@@ -94,3 +94,22 @@ def take_pieces(table: pa.Table, positions: np.ndarray | slice | None,
         return
     for at in position_pieces(positions, max_rows):
         yield take_run(table, at)
+
+
+def group_at(partition: tuple[object, ...], bucket: int, table: pa.Table,
+             positions: np.ndarray | slice | None) -> GroupRows:
+    """The rows of ``table`` at ``positions`` (None: all; a slice: a run; else ascending) as a group not copied
+    yet: a one-shot write copies it on a flush worker (write/flush_pipeline.py)."""
+    if positions is None:
+        return GroupRows(partition, bucket, table)
+    if isinstance(positions, slice):
+        return GroupRows(partition, bucket, table.slice(positions.start, positions.stop - positions.start))
+    return GroupRows(partition, bucket, table, indices=positions)
+
+
+def group_pieces(groups: Iterator[GroupRows], max_rows: int | None) -> Iterator[Group]:
+    """Each group's rows copied out, at most ``max_rows`` at a time (None: a group in one go)."""
+    for g in groups:
+        step = g.num_rows if max_rows is None else max(max_rows, 1)
+        for start in range(0, g.num_rows, max(step, 1)):
+            yield Group(g.partition, g.bucket, g.take(start, start + step))

@@ -43,12 +43,13 @@ from laketide.write.bucket_assigner import (
     assigner_layout,
     dynamic_bucket_mode,
     max_buckets,
-    route_dynamic,
+    plan_dynamic,
 )
-from laketide.write.bucketing import Group, group_rows, split_by_partition_and_bucket
+from laketide.write.bucketing import Group, GroupRows, group_rows, split_by_partition_and_bucket
 from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
 from laketide.write.flush_pipeline import write_groups_flushing
+from laketide.write.routed_pieces import group_pieces
 from laketide.write.write_budget import flush_biggest, piece_rows
 from laketide.io.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
@@ -267,6 +268,8 @@ class TableWrite:
         if self._base_snapshot is None:
             self._base_snapshot = (self._latest_snapshot_id(),)
         if self.dynamic_mode is not None:
+            if final and self._write_dynamic_flushing(table):
+                return
             # Routed over the whole call first, then buffered in pieces, bounded after each (write/routed_pieces.py).
             for group in self._route_dynamic(table, max_rows=piece_rows(table, self.options.write_buffer_size)):
                 self._writer(group.partition, group.bucket).write(group.rows)
@@ -338,26 +341,56 @@ class TableWrite:
             workers=os.cpu_count() or 1,
         )
 
+    def _write_dynamic_flushing(self, table: pa.Table) -> bool:
+        """The last write before the commit into a dynamic-bucket or cross-partition table: routed as the serial
+        path routes it, then each bucket is copied and flushed on a worker as soon as its rows are in (the fixed
+        tables' pipeline). False (nothing done): the rows need rewriting on the way (partial-update / aggregation
+        across partitions), the serial path takes them."""
+        if self.dynamic_mode == "cross-partition":
+            if ASSIGNED_BUCKET_COLUMN in table.column_names or not self._cross_assigner().plans_groups:
+                return False
+            groups = self._cross_assigner().plan(table)
+        else:
+            groups = list(self._plan_dynamic(table))
+        write_groups_flushing(
+            groups,
+            writer_of=lambda g: self._writer(g.partition, g.bucket),
+            buffered=lambda: [w for w in self._writers.values() if isinstance(w, _Buffered)],
+            budget=self.options.write_buffer_size,
+            max_rows=piece_rows(table, self.options.write_buffer_size),
+            workers=os.cpu_count() or 1,
+        )
+        return True
+
     def _bound_write_buffers(self) -> None:
         """Keep all buckets' buffers within write-buffer-size: flush the biggest as level-0 runs."""
         flush_biggest([w for w in self._writers.values() if isinstance(w, _Buffered)], self.options.write_buffer_size)
 
+    def _cross_assigner(self) -> CrossPartitionAssigner:
+        if self._cross is None:
+            self._cross = CrossPartitionAssigner.bootstrap(
+                file_io=self.file_io, table_path=self.table_path, schema=self.schema)
+            assert self._cross.bootstrap_stats is not None
+            self.key_index_base = KeyIndexBase(uuid.uuid4().hex, self._cross.bootstrap_stats.snapshot_id)
+        return self._cross
+
     def _route_dynamic(self, table: pa.Table, *, max_rows: int | None) -> Iterator[Group]:
+        if self.dynamic_mode == "cross-partition" and ASSIGNED_BUCKET_COLUMN not in table.column_names:
+            yield from self._cross_assigner().route(table, max_rows=max_rows)
+            return
+        yield from group_pieces(self._plan_dynamic(table), max_rows)
+
+    def _plan_dynamic(self, table: pa.Table) -> Iterator[GroupRows]:
+        """The bucket groups of a dynamic-bucket table (or of rows whose buckets an assigner stage chose), not
+        copied yet."""
         assigned = None
         if ASSIGNED_BUCKET_COLUMN in table.column_names:  # write(buckets=...): an assigner stage chose them
             assigned = np.asarray(table.column(ASSIGNED_BUCKET_COLUMN).to_numpy(), dtype=np.int32)
             table = table.drop_columns([ASSIGNED_BUCKET_COLUMN])
         if self.dynamic_mode == "cross-partition":
-            if assigned is not None:  # ... and also the partitions and row kinds (no hash index in this mode)
-                yield from route_dynamic(table, schema=self.schema, partition_types=self.partition_types,
-                                         index=None, assigner=None, assigned=assigned, max_rows=max_rows)
-                return
-            if self._cross is None:
-                self._cross = CrossPartitionAssigner.bootstrap(
-                    file_io=self.file_io, table_path=self.table_path, schema=self.schema)
-                assert self._cross.bootstrap_stats is not None
-                self.key_index_base = KeyIndexBase(uuid.uuid4().hex, self._cross.bootstrap_stats.snapshot_id)
-            yield from self._cross.route(table, max_rows=max_rows)
+            # ... and also the partitions and row kinds (no hash index in this mode)
+            yield from plan_dynamic(table, schema=self.schema, partition_types=self.partition_types,
+                                    index=None, assigner=None, assigned=assigned)
             return
         if self._dynamic_index is None:
             self._dynamic_index = DynamicBucketIndex.latest(
@@ -368,9 +401,8 @@ class TableWrite:
                 target_row_num=self.options.dynamic_bucket_target_row_num, max_buckets=max_buckets(self.options),
                 assign_ids=self.assigner_ids,
             )
-        yield from route_dynamic(table, schema=self.schema, partition_types=self.partition_types,
-                                 index=self._dynamic_index, assigner=self._assigner, assigned=assigned,
-                                 max_rows=max_rows)
+        yield from plan_dynamic(table, schema=self.schema, partition_types=self.partition_types,
+                                index=self._dynamic_index, assigner=self._assigner, assigned=assigned)
 
     @property
     def bucket_assigner(self) -> HashBucketAssigner | CrossPartitionAssigner | None:

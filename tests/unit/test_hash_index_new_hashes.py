@@ -81,3 +81,15 @@ def test_load_sorted_and_interleaved_files() -> None:
     java = PartitionIndex.load([(3, np.array([9, -5, 1], np.int32))], target_row_num=10)
     assert java.hashes.tolist() == [-5, 1, 9] and java.buckets.tolist() == [3, 3, 3]
     assert java.lookup(np.array([1, 2], np.int32)).tolist() == [3, -1]
+
+
+@pytest.mark.parametrize(("values", "queries"), [(200_000, 40_000), (200_000, 1_000), (5, 4_000), (0, 10)])
+def test_hash_index_sorted_search_equals_searchsorted(values: int, queries: int) -> None:
+    from laketide.index.hash_index import _sorted_search
+
+    rng = np.random.default_rng(values + queries)
+    index = np.unique(rng.integers(-(2**31), 2**31, values, dtype=np.int64).astype(np.int32))
+    known = rng.choice(index, queries // 2) if len(index) else np.zeros(0, np.int32)
+    q = np.sort(np.concatenate([known, rng.integers(-(2**31), 2**31, queries - len(known)).astype(np.int32),
+                                index[:3], index[-2:]]))  # repeats, and the ends of the index
+    np.testing.assert_array_equal(_sorted_search(index, q), np.searchsorted(index, q))

@@ -7,7 +7,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from laketide.write.key_codes import encode_keys, positions_in
+from laketide.write import key_codes
+from laketide.write.key_codes import encode_keys, has_duplicate_ints, positions_in
 
 
 def _arrow(kb: pa.Array) -> tuple[list[int], list[object], list[int]]:
@@ -25,6 +26,9 @@ CASES = {
     "at int64 max": lambda rng: np.iinfo(np.int64).max - rng.integers(0, 50, 200),
     "at int64 min": lambda rng: np.iinfo(np.int64).min + rng.integers(0, 50, 200),
     "one": lambda rng: np.array([7]),
+    "ascending": lambda rng: np.arange(-100, 5000),
+    "distinct at int64 max": lambda rng: np.iinfo(np.int64).max - rng.permutation(300),
+    "distinct but one": lambda rng: np.concatenate([rng.permutation(4000), [17]]),
 }
 
 
@@ -51,3 +55,36 @@ def test_binary_keys_and_empty_inputs() -> None:
     assert positions_in(empty, pa.array([1, 2], pa.int64())).tolist() == []
     assert positions_in(pa.array([1, 2], pa.int64()), empty).tolist() == [-1, -1]
     assert len(encode_keys(empty).keys) == 0
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_has_duplicate_ints_equals_a_set(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_codes, "CHUNK_ROWS", 1000)  # several chunks per column
+    values = CASES[case](np.random.default_rng(len(case))).astype(np.int64)
+    got = has_duplicate_ints(values)
+    if case == "sparse (hashed)":
+        assert got is None  # too wide for a table: the caller sorts
+    else:
+        assert got == (len(set(values.tolist())) < len(values))
+
+
+def test_distinct_keys_over_several_chunks_keep_arrival_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_codes, "CHUNK_ROWS", 777)
+    values = np.random.default_rng(3).permutation(5000).astype(np.int64) - 2500
+    got = encode_keys(pa.array(values))
+    assert got.codes.tolist() == list(range(5000)) == got.first.tolist()
+    assert got.keys.to_pylist() == values.tolist()
+    with pytest.raises(ValueError):
+        got.codes[0] = 1  # shared by codes and first: read-only
+
+
+@pytest.mark.parametrize("case", ["dense", "negative", "distinct shuffled", "at int64 max", "ascending"])
+def test_positions_in_a_long_index_over_several_chunks(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_codes, "CHUNK_ROWS", 333)
+    rng = np.random.default_rng(len(case) + 1)
+    keys = encode_keys(pa.array(CASES[case](rng).astype(np.int64))).keys
+    index = pa.array(rng.permutation(np.unique(np.concatenate([np.asarray(keys)[::2],
+                                                                CASES[case](rng).astype(np.int64)]))))
+    expected = pc.fill_null(pc.index_in(keys, value_set=index), -1).to_numpy().tolist()
+    assert positions_in(keys, index).tolist() == expected
+
