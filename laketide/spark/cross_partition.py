@@ -46,8 +46,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.io.kv import VALUE_KIND
-from laketide.spark.bucket_owners import SpreadAssigner, owned_live_counts, partition_offsets
 from laketide.meta.commit_message import KeyIndexBase
+from laketide.spark.bucket_owners import SpreadAssigner, owned_live_counts, partition_offsets
 from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
 from laketide.spark.writer import BUCKET_COLUMN, ROW_KIND_COLUMN
 from laketide.types import to_arrow_schema

@@ -57,8 +57,10 @@ def _job_dir(table: Any, job_id: str) -> str:
 def record_task(table: Any, job_id: str, messages: Sequence[CommitMessage]) -> None:
     """Record a task's messages under its job; if the job was aborted meanwhile, raise (the caller deletes)."""
     job = _job_dir(table, job_id)
-    table.file_io.write_bytes(f"{job}/{uuid.uuid4().hex}{_RECORD}", pickle.dumps(list(messages)))
+    record = f"{job}/{uuid.uuid4().hex}{_RECORD}"
+    table.file_io.write_bytes(record, pickle.dumps(list(messages)))
     if table.file_io.exists(f"{job}/{_ABORTED}"):
+        table.file_io.delete(record)  # the abort may have read it too: deleting twice is harmless
         raise CommitError(f"Spark write job {job_id} to table {table.name} was aborted before this task finished")
 
 

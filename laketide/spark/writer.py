@@ -184,7 +184,8 @@ def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideC
         if pending:
             flush()
         messages = w.prepare_commit(full_compaction=plan.full_compaction and plan.one_task_per_bucket)
-        if plan.key_index_base is not None:  # a job with an id: an abort that came first deletes these files
+        if plan.key_index_base is not None and messages:
+            # a job with an id: if the job's abort came first this raises, and the files go below
             record_task(table, plan.key_index_base.writer_id, messages)
     except BaseException:  # even an interrupt: delete this task's files, then re-raise
         w.abort()

@@ -61,6 +61,7 @@ def test_a_task_finishing_after_the_abort_refuses_and_its_caller_deletes(tmp_pat
     t.abort(messages)  # what _write_task's error path does
     abort_job(t, "job1", [])  # a second abort (Spark's, after a commit failure) is harmless
     assert _data_files(_files(t)) == _data_files(before)
+    assert {os.path.basename(p) for p in _files(t) - before} == {"ABORTED"}  # the late task's record went too
 
 
 def test_a_committed_job_leaves_no_record_and_other_jobs_are_untouched(tmp_path) -> None:
