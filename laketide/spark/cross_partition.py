@@ -10,10 +10,11 @@ through Spark no task holds the table's keys:
    buckets (an iterator Arrow UDF over the key columns only: one read with ``key IN (its keys)`` per 262k keys,
    laketide.write.key_locations: files and row groups skipped by key statistics, rows filtered before the
    merge). Rows get their arrival order (``monotonically_increasing_id``) and shuffle once to ``n`` tasks: a
-   key the table holds to the task owning its bucket (``bucket % n``), a new key by its hash; each task sorts its
-   rows back into arrival order. Task ``i`` fills only buckets ``b % n == i`` with new keys, so every bucket a
-   key's rows go to (its old one, the new ones it fills) belongs to the key's task: one writer per bucket, which
-   may compact it. With nothing planned (an empty table) there is nothing to look up and no UDF.
+   key the table holds to the task owning its (partition, bucket) (``(bucket + partition index) % n``,
+   laketide.spark.bucket_owners), a new key by its hash; each task sorts its rows back into arrival order. Task
+   ``i`` fills only buckets it owns with new keys, so every bucket a key's rows go to (its old one, the new ones
+   it fills) belongs to the key's task: one writer per bucket, which may compact it. With nothing planned (an
+   empty table) there is nothing to look up and no UDF.
 3. Each task is the assigner and the writer of its rows, in one Python pass: the live-key counts of the buckets
    it fills (up to ``dynamic-bucket.target-row-num``) come from file metadata where exact, else from reading
    those buckets; in arrival order it applies the merge engine's rule for keys that change partition
@@ -46,6 +47,7 @@ import pyarrow.compute as pc
 
 from laketide.io.kv import VALUE_KIND
 from laketide.meta.commit_message import KeyIndexBase
+from laketide.spark.bucket_owners import SpreadAssigner, owned_live_counts, partition_offsets
 from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
 from laketide.spark.writer import BUCKET_COLUMN, ROW_KIND_COLUMN
 from laketide.types import to_arrow_schema
@@ -114,7 +116,7 @@ def cross_partition_keyed(df: DataFrame, table: Any, *,
     writer tasks so, and what the driver planned.
 
     Before the shuffle each input task looks its keys up (one keyed read, only the key columns cross into Python):
-    a key the table holds goes to the task owning its bucket (``bucket % n``), a new key by its hash. So the task
+    a key the table holds goes to the task owning its (partition, bucket), a new key by its hash. So the task
     of a key owns every bucket the key's rows go to (its old bucket, and the new buckets it fills), and each
     bucket has one writer, which may compact it, as after a shuffle by (partition, bucket)."""
     from pyspark.sql import functions as F  # noqa: N812
@@ -134,8 +136,10 @@ def cross_partition_keyed(df: DataFrame, table: Any, *,
         location = F.lit(None).cast(LongType())
     located = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id()).withColumn(LOCATION_COLUMN, location)
     location = located[LOCATION_COLUMN]
+    # A held key goes to the owner of its (partition, bucket): (bucket + partition index) % n
+    # (laketide.spark.bucket_owners), so partitions of one bucket each still spread over the tasks.
     owner = F.when(location.isNull(), F.pmod(F.hash(*[located[k] for k in pk]), F.lit(n))).otherwise(
-        F.pmod(F.pmod(location, F.lit(1 << 32)), F.lit(n)))
+        F.pmod(F.pmod(location, F.lit(1 << 32)) + F.shiftright(location, 32), F.lit(n)))
     by_owner = located.withColumn(_ASSIGNER, owner.cast("int")).repartitionById(n, _ASSIGNER)
     by_owner = by_owner.sortWithinPartitions(ORDER_COLUMN)
     routing = json.dumps({"assigners": n, "partitions": [p.hex() for p in plan.partitions]})
@@ -244,8 +248,12 @@ def assigned_rows(batches: Iterator[pa.RecordBatch], *, file_io: Any, path: str,
     for chunk in _chunks(batches):
         if assigner is None:  # every row of this task has the same assigner id
             assign_id = int(chunk.column(_ASSIGNER)[0].as_py())
-            assigner = CrossPartitionAssigner.with_counts(schema=schema, counts={}, num_assigners=num_assigners,
-                                                          assign_id=assign_id)
+            if located is None:  # assigners by key hash, writers after them: ownership by bucket alone
+                assigner = CrossPartitionAssigner.with_counts(schema=schema, counts={}, num_assigners=num_assigners,
+                                                              assign_id=assign_id)
+            else:  # this task writes what it owns: ownership spread over partitions as the driver routed
+                assigner = SpreadAssigner.spread(schema=schema, num_assigners=num_assigners, assign_id=assign_id,
+                                                 offsets=partition_offsets(located))
         rows = prepare(chunk.drop_columns([_ASSIGNER]), carry=carried)
         if located is None:
             old_part, old_bucket = locations.locate(rows.select(pk))
@@ -258,7 +266,10 @@ def assigned_rows(batches: Iterator[pa.RecordBatch], *, file_io: Any, path: str,
         # goes to, before routing moves keys between them.
         wanted = assigner.partitions_in(rows) | {partitions[i] for i in old_part.drop_null().unique().to_pylist()}
         if wanted - counted:
-            assigner.add_counts(locations.live_counts(wanted - counted, assigner.owns_bucket))
+            if isinstance(assigner, SpreadAssigner):
+                assigner.add_counts(owned_live_counts(locations, wanted - counted, assigner))
+            else:
+                assigner.add_counts(locations.live_counts(wanted - counted, assigner.owns_bucket))
             counted |= wanted
         rows = assigner.learn(rows.append_column(OLD_PARTITION, old_part).append_column(OLD_BUCKET, old_bucket),
                               partitions)

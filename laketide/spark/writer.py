@@ -28,6 +28,7 @@ from laketide.exceptions import CommitError, InvalidOptionError, SchemaError, Un
 from laketide.expr import Leaf, Op, Predicate, and_, bind, filter_table, or_
 from laketide.meta.commit_message import CommitMessage, KeyIndexBase
 from laketide.spark.errors import surfaced
+from laketide.spark.job_files import abort_job, finish_job, record_task
 from laketide.spark.options import (
     ASSIGN,
     COMMIT_IDENTIFIER,
@@ -183,6 +184,9 @@ def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideC
         if pending:
             flush()
         messages = w.prepare_commit(full_compaction=plan.full_compaction and plan.one_task_per_bucket)
+        if plan.key_index_base is not None and messages:
+            # a job with an id: if the job's abort came first this raises, and the files go below
+            record_task(table, plan.key_index_base.writer_id, messages)
     except BaseException:  # even an interrupt: delete this task's files, then re-raise
         w.abort()
         table.abort(messages)
@@ -361,6 +365,11 @@ class BatchWriter(DataSourceArrowWriter):
     @surfaced
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         table = self.ref.data_table()
+        self._commit(table, messages)
+        if self.plan.key_index_base is not None:  # reached only when committed (Spark aborts after a raise)
+            finish_job(table, self.plan.key_index_base.writer_id)
+
+    def _commit(self, table: Any, messages: list[WriterCommitMessage | None]) -> None:
         _check_routed(table, messages)
         msgs = _messages(messages)
         if self.read_base is not None:
@@ -391,7 +400,11 @@ class BatchWriter(DataSourceArrowWriter):
 
     @surfaced
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        self.ref.data_table().abort(_messages(messages))
+        table = self.ref.data_table()
+        if self.plan.key_index_base is not None:  # also the files of tasks that finish after this abort
+            abort_job(table, self.plan.key_index_base.writer_id, _messages(messages))
+        else:
+            table.abort(_messages(messages))
 
 
 def _static_partition(raw: str | None) -> dict[str, object] | None:

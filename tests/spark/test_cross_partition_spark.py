@@ -10,6 +10,7 @@ import pytest
 
 import laketide.spark as lts
 from laketide.spark.cross_partition import cross_partition_routed
+from laketide.spark.job_files import JOBS_DIR
 from tests.table_checks import key_locations
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
@@ -325,7 +326,11 @@ def test_failed_job_commits_nothing_leaves_no_files_and_a_retry_lands(spark, cat
         lts.write(_df(spark, rows), "db.x", warehouse=wh)
     t = cat.table("db.x")
     assert t.latest_snapshot() == snapshot and _state(t) == state
-    assert {os.path.join(d, f) for d, _, fs in os.walk(t.path) for f in fs} == on_disk  # the other tasks' files too
+    # the other tasks' files too, also of a task finishing after Spark's abort: the job leaves only its abort flag
+    # (laketide.spark.job_files), for such a task to find
+    left = {os.path.join(d, f) for d, _, fs in os.walk(t.path) for f in fs} - on_disk
+    assert {os.path.relpath(p, t.path).split(os.sep)[0] for p in left} <= {JOBS_DIR}
+    assert {os.path.basename(p) for p in left} <= {"ABORTED"}
     fixed = rows[:-1] + [(7, "a", 0, "-D")]
     lts.write(_df(spark, fixed), "db.x", warehouse=wh)
     expected = {k: ("ab"[k % 2], k) for k in range(20) if k != 7} | {k: ("c", -k) for k in range(20, 60)}
@@ -407,3 +412,35 @@ def test_first_write_into_an_empty_table_looks_nothing_up(spark, cat, wh: str) -
     assert max(sizes.values()) <= 10
     with cross_partition_keyed(_df(spark, rows), t) as (by_owner, _, report):  # now there are keys to look up
         assert report.keys == 30 and "ArrowEvalPython" in by_owner._jdf.queryExecution().executedPlan().toString()
+
+
+def test_held_keys_of_one_bucket_partitions_spread_over_the_tasks(spark, cat, wh: str) -> None:
+    """Partitions below dynamic-bucket.target-row-num hold one bucket each, all numbered 0: their keys go to
+    different tasks (ownership spread by partition), not all to the task of bucket 0; every bucket still gets
+    one writer, and buckets the tasks open in a partition do not collide."""
+    from collections import Counter
+
+    from pyspark.sql import functions as F  # noqa: N812
+
+    from laketide.spark.cross_partition import cross_partition_keyed
+
+    t = cat.create_table("db.x", SCHEMA, primary_key=["id"], partition_keys=["dt"],
+                         options={"dynamic-bucket.target-row-num": "60"})
+    t.write(pa.Table.from_pylist([{"id": k, "dt": "abcd"[k % 4], "v": k, "op": None} for k in range(200)],
+                                 schema=SCHEMA))
+    assert {b for places in _locations(t).values() for _, b in places} == {0}
+    before = _all_files(t)
+    # every held key moves one partition on; 80 new keys fill new buckets next to the held ones
+    rows = [(k, "abcd"[(k + 1) % 4], -k, None) for k in range(200)] + [(k, "abcd"[k % 4], k, None)
+                                                                       for k in range(200, 280)]
+    with cross_partition_keyed(_df(spark, rows), cat.table("db.x")) as (by_owner, _, _):
+        per_task = Counter(r[0] for r in by_owner.select(F.spark_partition_id()).collect())
+    assert len(per_task) == 4 and min(per_task.values()) >= 50, per_task
+    lts.write(_df(spark, rows), "db.x", warehouse=wh)
+    t = cat.table("db.x")
+    assert _state(t) == {k: (dt, v) for k, dt, v, _ in rows}
+    assert all(len(p) == 1 for p in _locations(t).values())
+    new = _new_files(t, before)
+    assert all(len(files) == 1 for files in new.values()), new
+    sizes = Counter(places[0] for places in _locations(t).values())
+    assert max(sizes.values()) <= 60
