@@ -44,8 +44,8 @@ from laketide.meta.manifest import IndexFileMeta
 from laketide.meta.paths import FileStorePathFactory, TablePaths
 from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
-from laketide.write.bucketing import Group, GroupRows, split_by_partition_and_bucket
-from laketide.write.routed_pieces import bucket_runs, group_at, group_pieces, partition_runs
+from laketide.write.bucketing import GroupRows, split_by_partition_and_bucket
+from laketide.write.routed_pieces import bucket_runs, group_at, partition_runs
 
 __all__ = [
     "ASSIGNED_BUCKET_COLUMN",
@@ -347,24 +347,6 @@ def _owner_filter(num_assigners: int, owned: int) -> Callable[[int], bool]:
     return mine
 
 
-def route_dynamic(
-    table: pa.Table,
-    *,
-    schema: TableSchema,
-    partition_types: Sequence[object],
-    index: DynamicBucketIndex | None,
-    assigner: HashBucketAssigner | None,
-    assigned: np.ndarray | None = None,
-    max_rows: int | None = None,
-) -> Iterator[Group]:
-    """Split rows by partition, assign buckets (or take ``assigned``), record key hashes in ``index`` (None:
-    cross-partition mode, which keeps no hash index); yield bucket groups, in pieces of at most ``max_rows`` rows
-    (None: a group in one go). Every row's bucket is decided before the first piece; rows are copied from
-    ``table`` only as the pieces are taken (write/routed_pieces.py)."""
-    yield from group_pieces(plan_dynamic(table, schema=schema, partition_types=partition_types, index=index,
-                                         assigner=assigner, assigned=assigned), max_rows)
-
-
 def plan_dynamic(
     table: pa.Table,
     *,
@@ -374,8 +356,9 @@ def plan_dynamic(
     assigner: HashBucketAssigner | None,
     assigned: np.ndarray | None = None,
 ) -> Iterator[GroupRows]:
-    """``route_dynamic``'s bucket groups, not copied yet (a partition's buckets are assigned when its first
-    group is asked for)."""
+    """Split rows by partition, assign buckets (or take ``assigned``), record key hashes in ``index`` (None:
+    cross-partition mode, which keeps no hash index): the bucket groups, not copied yet (a partition's buckets are
+    assigned when its first group is asked for)."""
     keys = schema.trimmed_primary_keys
     key_types = [schema.field(k).type for k in keys]
     # hashed once over the input (in cache-sized chunks), then indexed per partition

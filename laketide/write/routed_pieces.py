@@ -16,10 +16,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 
-from laketide.mergetree.merge import take_run
 from laketide.write.bucketing import Group, GroupRows, partition_codes
 
-__all__ = ["bucket_runs", "group_at", "group_pieces", "partition_runs", "position_pieces", "take_pieces"]
+__all__ = ["bucket_runs", "group_at", "group_pieces", "partition_runs", "position_pieces"]
 
 
 def partition_runs(table: pa.Table, partition_keys: Sequence[str]) -> Iterator[tuple[tuple[object, ...],
@@ -80,20 +79,6 @@ def position_pieces(positions: np.ndarray, max_rows: int | None) -> Iterator[np.
     step = len(positions) if max_rows is None else max(max_rows, 1)
     for start in range(0, len(positions), max(step, 1)):
         yield positions[start:start + step]
-
-
-def take_pieces(table: pa.Table, positions: np.ndarray | slice | None,
-                max_rows: int | None) -> Iterator[pa.Table]:
-    """The rows of ``table`` at ``positions`` (None: all of them; a slice: a run of them), at most ``max_rows``
-    at a time (None: in one go); a run of consecutive positions is a zero-copy slice."""
-    if positions is None or isinstance(positions, slice):
-        lo, hi = (0, table.num_rows) if positions is None else (positions.start, positions.stop)
-        step = hi - lo if max_rows is None else max(max_rows, 1)
-        for start in range(lo, hi, max(step, 1)):
-            yield table.slice(start, min(step, hi - start))
-        return
-    for at in position_pieces(positions, max_rows):
-        yield take_run(table, at)
 
 
 def group_at(partition: tuple[object, ...], bucket: int, table: pa.Table,

@@ -332,6 +332,10 @@ class TableWrite:
         """The last write before the commit: each bucket flushes once its rows are in (write/flush_pipeline.py)."""
         groups = group_rows(table, partition_keys=self.schema.partition_keys, bucket_keys=self.bucket_keys,
                             bucket_key_types=self.bucket_key_types, num_buckets=self.num_buckets)
+        self._flush_groups(groups, table)
+
+    def _flush_groups(self, groups: Sequence[GroupRows], table: pa.Table) -> None:
+        """Buffer each group and flush it on a worker as soon as its rows are in, within write-buffer-size."""
         write_groups_flushing(
             groups,
             writer_of=lambda g: self._writer(g.partition, g.bucket),
@@ -352,14 +356,7 @@ class TableWrite:
             groups = self._cross_assigner().plan(table)
         else:
             groups = list(self._plan_dynamic(table))
-        write_groups_flushing(
-            groups,
-            writer_of=lambda g: self._writer(g.partition, g.bucket),
-            buffered=lambda: [w for w in self._writers.values() if isinstance(w, _Buffered)],
-            budget=self.options.write_buffer_size,
-            max_rows=piece_rows(table, self.options.write_buffer_size),
-            workers=os.cpu_count() or 1,
-        )
+        self._flush_groups(groups, table)
         return True
 
     def _bound_write_buffers(self) -> None:

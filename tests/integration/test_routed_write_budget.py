@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 import laketide
 from laketide.io.kv import RowKind
 from laketide.mergetree.writer import MergeTreeWriter
-from laketide.write.bucket_assigner import DynamicBucketIndex, HashBucketAssigner, assigner_layout, route_dynamic
+from laketide.write.bucket_assigner import DynamicBucketIndex, HashBucketAssigner, assigner_layout, plan_dynamic
+from laketide.write.routed_pieces import group_pieces
 from laketide.write.cross_partition import CrossPartitionAssigner, key_bytes
 from laketide.write.write_budget import MIN_PIECE_ROWS
 from tests import table_checks
@@ -185,8 +186,9 @@ def test_pieces_concatenate_to_the_unbounded_groups(tmp_path: Path) -> None:
         index = DynamicBucketIndex.latest(file_io=t.file_io, table_path=t.path, schema=t.schema)
         assigner = HashBucketAssigner(index=index, layout=assigner_layout(t.schema.core_options),
                                       target_row_num=3000, seed=0)
-        got = _groups(route_dynamic(data, schema=t.schema, partition_types=[f.type for f in t.schema.partition_fields],
-                                    index=index, assigner=assigner, max_rows=max_rows))
+        planned = plan_dynamic(data, schema=t.schema, partition_types=[f.type for f in t.schema.partition_fields],
+                               index=index, assigner=assigner)
+        got = _groups(group_pieces(planned, max_rows))
         if max_rows is not None:
             assert all(len(parts) for parts in got.values())
         return got
