@@ -21,39 +21,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Protocol, TypeGuard, runtime_checkable
+from typing import Protocol
 
 import pyarrow as pa
 
 from laketide.write.bucketing import GroupRows
-from laketide.write.write_budget import flush_biggest
+from laketide.write.write_budget import BufferedWriter, flush_biggest, is_buffered
 
 __all__ = ["write_groups_flushing"]
 
 
 class _Writer(Protocol):
     def write(self, rows: pa.Table) -> None: ...
-
-
-@runtime_checkable
-class _Buffered(Protocol):
-    """A bucket writer with a write buffer (a writer without one is only written to on the worker)."""
-
-    @property
-    def buffered_bytes(self) -> int: ...
-    def flush(self) -> None: ...
-
-
-_BUFFERED_TYPES: dict[type, bool] = {}
-
-
-def _is_buffered(writer: object) -> TypeGuard[_Buffered]:
-    """``isinstance(writer, _Buffered)``, remembered per class (a runtime protocol check inspects every member:
-    ~0.1 ms, and the pipeline asks several times per group)."""
-    known = _BUFFERED_TYPES.get(type(writer))
-    if known is None:
-        known = _BUFFERED_TYPES[type(writer)] = isinstance(writer, _Buffered)
-    return known
 
 
 def _bytes_of(group: GroupRows, rows: int, source_bytes: dict[int, int]) -> int:
@@ -72,7 +51,7 @@ def write_groups_flushing(
     groups: Sequence[GroupRows],
     *,
     writer_of: Callable[[GroupRows], _Writer],
-    buffered: Callable[[], list[_Buffered]],
+    buffered: Callable[[], list[BufferedWriter]],
     budget: int,
     max_rows: int | None,
     workers: int,
@@ -111,7 +90,7 @@ def write_groups_flushing(
 
     def finish(writer: _Writer, group: GroupRows, start: int) -> None:
         writer.write(group.take(start))
-        if _is_buffered(writer):
+        if is_buffered(writer):
             writer.flush()
 
     # One group (or one core): nothing to overlap, so no thread hop.
@@ -132,7 +111,7 @@ def write_groups_flushing(
                     bound()
                 while len(in_flight) >= max(1, workers):
                     wait_for(all_of=False)
-                own = writer.buffered_bytes if _is_buffered(writer) else 0
+                own = writer.buffered_bytes if is_buffered(writer) else 0
                 pending = own + _bytes_of(group, n - last, source_bytes)
                 in_flight[submit(finish, writer, group, last)] = (writer, pending)
                 bound()

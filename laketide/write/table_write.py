@@ -50,7 +50,7 @@ from laketide.write.cross_partition import CrossPartitionAssigner
 from laketide.write.conform import conform, to_arrow
 from laketide.write.flush_pipeline import write_groups_flushing
 from laketide.write.routed_pieces import group_pieces
-from laketide.write.write_budget import flush_biggest, piece_rows
+from laketide.write.write_budget import flush_biggest, is_buffered, piece_rows
 from laketide.io.file_writer import KeyLayout, RollingFileWriter, StatsLayout
 
 # Arrow bytes per row group of a primary-key table's Parquet files (about 16k-32k rows of a typical row).
@@ -68,15 +68,6 @@ class _BucketWriter(Protocol):
     def write(self, rows: pa.Table) -> None: ...
     def prepare_commit(self) -> list[DataFileMeta]: ...
     def abort(self) -> None: ...
-
-
-@runtime_checkable
-class _Buffered(Protocol):
-    """A bucket writer with a write buffer (flushed by TableWrite to bound memory)."""
-
-    @property
-    def buffered_bytes(self) -> int: ...
-    def flush(self) -> None: ...
 
 
 @runtime_checkable
@@ -339,7 +330,7 @@ class TableWrite:
         write_groups_flushing(
             groups,
             writer_of=lambda g: self._writer(g.partition, g.bucket),
-            buffered=lambda: [w for w in self._writers.values() if isinstance(w, _Buffered)],
+            buffered=lambda: [w for w in self._writers.values() if is_buffered(w)],
             budget=self.options.write_buffer_size,
             max_rows=piece_rows(table, self.options.write_buffer_size),
             workers=os.cpu_count() or 1,
@@ -361,7 +352,7 @@ class TableWrite:
 
     def _bound_write_buffers(self) -> None:
         """Keep all buckets' buffers within write-buffer-size: flush the biggest as level-0 runs."""
-        flush_biggest([w for w in self._writers.values() if isinstance(w, _Buffered)], self.options.write_buffer_size)
+        flush_biggest([w for w in self._writers.values() if is_buffered(w)], self.options.write_buffer_size)
 
     def _cross_assigner(self) -> CrossPartitionAssigner:
         if self._cross is None:
