@@ -367,3 +367,61 @@ def test_concurrent_alters_from_two_processes_all_land(backend_under_test: Backe
     for tag in "ab":
         mine = [n for n in names if n.startswith(tag)]
         assert mine == [f"{tag}_{i}" for i in range(4)]
+
+
+# -- pypaimon's REST catalog alters through `laketide serve` ---------------------------------------------------
+def test_pypaimon_alters_through_laketide_serve_as_laketide_does(tmp_path: Path) -> None:
+    from tests.catalog.pypaimon_runner import PyPaimonCatalog, PyPaimonCatalogError, pypaimon_python
+    from tests.catalog.test_rest import TOKEN as SERVE_TOKEN
+    from tests.catalog.test_rest import laketide_serve_process
+
+    simple = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int32()),
+                        ("x", pa.string())])
+    rows = pa.table({"id": [1, 2], "v": ["a", "b"], "n": [1, None], "x": ["p", "q"]}, schema=simple)
+    theirs_changes = [
+        {"kind": "set_option", "kwargs": {"key": "snapshot.num-retained.max", "value": "50"}},
+        {"kind": "remove_option", "kwargs": {"key": "commit.max-retries"}},
+        {"kind": "update_comment", "kwargs": {"comment": "by pypaimon"}},
+        # pypaimon 2.1.0 cannot serialize a Move (its MoveType enum is not JSON serializable): columns go last.
+        {"kind": "add_column", "kwargs": {"field_name": "c", "data_type": "INT", "comment": "new"}},
+        {"kind": "add_column", "kwargs": {"field_name": "f", "data_type": "DOUBLE"}},
+        {"kind": "rename_column", "kwargs": {"field_name": "v", "new_name": "v2"}},
+        {"kind": "update_column_type", "kwargs": {"field_name": "n", "new_data_type": "BIGINT"}},
+        {"kind": "update_column_comment", "kwargs": {"field_name": "v2", "comment": "renamed"}},
+        {"kind": "drop_column", "kwargs": {"field_name": "x"}},
+        {"kind": "update_column_nullability", "kwargs": {"field_name": "n", "new_nullability": True}},
+    ]
+    ours_changes = [
+        SetOption("snapshot.num-retained.max", "50"), RemoveOption("commit.max-retries"), UpdateComment("by pypaimon"),
+        AddColumn(name="c", type="INT", comment="new"), AddColumn(name="f", type="DOUBLE"), RenameColumn("v", "v2"),
+        UpdateColumnType("n", "BIGINT"),
+        UpdateColumnComment("v2", "renamed"), DropColumn("x"),
+    ]
+    with laketide_serve_process(tmp_path / "warehouse") as uri:
+        ours = laketide.load_catalog("wh", metastore="rest", uri=uri, token=SERVE_TOKEN)
+        ours.create_database("pp")
+        for name in ("pp.theirs", "pp.ours"):
+            ours.create_table(name, simple, primary_key=["id"],
+                              options={"bucket": "1", "commit.max-retries": "4"}).write(rows)
+        theirs = PyPaimonCatalog(pypaimon_python(), {"metastore": "rest", "uri": uri, "warehouse": "wh",
+                                                     "token.provider": "bear", "token": SERVE_TOKEN},
+                                 tmp_path / "pypaimon")
+        theirs.one("alter_table", name="pp.theirs", changes=theirs_changes)
+        ours.alter_table("pp.ours", *ours_changes)
+        by_them, by_us = ours.table("pp.theirs"), ours.table("pp.ours")
+        assert by_them.schema.id == 1
+        assert schema_json(by_them) == schema_json(by_us)
+        assert by_them.arrow_schema.names == ["id", "v2", "n", "c", "f"]
+        # pypaimon reads the altered table back through the server: the old rows under the new schema.
+        read = theirs.one("read", name="pp.theirs")
+        assert sorted(zip(read["id"], read["v2"], read["n"], read["c"], strict=True)) == [
+            (1, "a", 1, None), (2, "b", None, None)]
+        # A missing table, and a kind laketide cannot apply: pypaimon gets an error, nothing changes.
+        with pytest.raises(PyPaimonCatalogError) as missing:
+            theirs.one("alter_table", name="pp.nope", changes=theirs_changes[:1])
+        assert missing.value.type == "TableNotExistException"
+        with pytest.raises(PyPaimonCatalogError, match="(?i)not supported by laketide") as unsupported:
+            theirs.one("alter_table", name="pp.theirs", changes=[
+                {"kind": "update_column_default_value", "kwargs": {"field_names": ["n"], "default_value": "1"}}])
+        assert unsupported.value.type == "NotImplementedException"  # HTTP 501, as Paimon's server answers
+        assert ours.table("pp.theirs").schema.id == 1
