@@ -172,7 +172,9 @@ class _Api:
     def alter_table(self, request: Request, body: Any) -> Any:
         # Paimon's AlterTableRequest; the served catalog validates and writes the new schema (200, empty body).
         ident = require_data_table(self._ident(request), "alter")
-        table = self._table(ident)
+        table = self._any_table(ident)
+        if not isinstance(table, Table):
+            raise UnsupportedFeatureError(f"Table {ident} is an object or format table; laketide alters data tables")
         changes = changes_from_json(body.get("changes") if isinstance(body, dict) else None, table.schema,
                                     table_name=str(ident))
         self.catalog.alter_table(ident, *changes)

@@ -425,3 +425,48 @@ def test_pypaimon_alters_through_laketide_serve_as_laketide_does(tmp_path: Path)
                 {"kind": "update_column_default_value", "kwargs": {"field_names": ["n"], "default_value": "1"}}])
         assert unsupported.value.type == "NotImplementedException"  # HTTP 501, as Paimon's server answers
         assert ours.table("pp.theirs").schema.id == 1
+
+
+def test_an_object_table_is_not_altered(tmp_path: Path) -> None:
+    served = _served_catalog("jdbc", tmp_path)
+    served.create_database("db")
+    (tmp_path / "objects").mkdir()
+    served.create_object_table("db.objs", str(tmp_path / "objects"))
+    with serving(served, token=TOKEN) as uri:
+        with pytest.raises(UnsupportedFeatureError, match="db.objs"):
+            client(uri).alter_table("db.objs", SetOption("snapshot.num-retained.max", "30"))
+    assert "snapshot.num-retained.max" not in served.table("db.objs").schema.options
+
+
+# -- the JSON itself ---------------------------------------------------------------------------------------------
+def test_changes_are_written_with_javas_field_names() -> None:
+    from laketide.schema.change_json import change_to_json
+
+    assert change_to_json(AddColumn(name="c", type="INT", comment="k", move=Move.after("v"))) == {
+        "action": "addColumn", "fieldNames": ["c"], "dataType": "INT", "comment": "k",
+        "move": {"fieldName": "c", "referenceFieldName": "v", "type": "AFTER"}}
+    assert change_to_json(UpdateColumnType(("s", "a"), "BIGINT NOT NULL")) == {
+        "action": "updateColumnType", "fieldNames": ["s", "a"], "newDataType": "BIGINT NOT NULL",
+        "keepNullability": True}
+    assert change_to_json(UpdateColumnComment("v", None)) == {
+        "action": "updateColumnComment", "fieldNames": ["v"], "newComment": None}
+    assert change_to_json(RenameColumn("a", "b")) == {"action": "renameColumn", "fieldNames": ["a"], "newName": "b"}
+    assert change_to_json(AddColumn(name="r", type=pa.struct([("q", pa.int32())])))["dataType"] == {
+        "type": "ROW", "fields": [{"id": 0, "name": "q", "type": "INT"}]}
+
+
+ROUND_TRIP = [change for step in STEPS for change in step] + [
+    AddColumn(name="last", type="INT", move=Move("last")), AddColumn(name="b4", type="INT", move=Move.before("v")),
+    UpdateColumnType("n", "BIGINT NOT NULL"), UpdateColumnComment("v", None), UpdateComment("c"),
+]
+
+
+@pytest.mark.parametrize("change", ROUND_TRIP, ids=repr)
+def test_every_change_survives_the_json_round_trip(change: Any, tmp_path: Path) -> None:
+    from laketide.schema.change_json import change_to_json, changes_from_json
+
+    cat = laketide.load_catalog(str(tmp_path / "wh"))
+    cat.create_database("db")
+    table = cat.create_table("db.t", SCHEMA, **CREATE)
+    assert changes_from_json([json.loads(json.dumps(change_to_json(change)))], table.schema,
+                             table_name="db.t") == [change]
