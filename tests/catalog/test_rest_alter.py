@@ -470,3 +470,18 @@ def test_every_change_survives_the_json_round_trip(change: Any, tmp_path: Path) 
     table = cat.create_table("db.t", SCHEMA, **CREATE)
     assert changes_from_json([json.loads(json.dumps(change_to_json(change)))], table.schema,
                              table_name="db.t") == [change]
+
+
+def test_javas_column_errors_map_to_schema_change_errors(server) -> None:  # noqa: ANN001
+    """Paimon's server answers a missing column with 404 and a taken one with 409, resource type COLUMN: those
+    are schema change errors, not a missing or existing table."""
+    uri, _ = server
+    c = client(uri)
+    assert isinstance(c, RestCatalog)
+    path = "/v1/databases/db/tables/t"
+    for status, message in [(404, "Column nope does not exist"), (409, "Column v already exists")]:
+        body = json.dumps({"message": message, "code": status, "resourceType": "COLUMN", "resourceName": "v"})
+        error = c._error("POST", path, status, body.encode())
+        assert type(error) is SchemaChangeError and str(error) == message
+    table = json.dumps({"message": "Table db.t does not exist", "code": 404, "resourceType": "TABLE"}).encode()
+    assert type(c._error("POST", path, 404, table)) is NoSuchTableError
