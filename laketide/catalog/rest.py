@@ -30,12 +30,17 @@ from laketide.exceptions import (
     NoSuchDatabaseError,
     NoSuchTableError,
     NoSuchViewError,
+    SchemaChangeError,
+    SchemaError,
     SystemTableError,
     TableAlreadyExistsError,
     UnsupportedFeatureError,
     ViewAlreadyExistsError,
 )
+from laketide.catalog.rest_table import RestTable
 from laketide.fs import FileIO, file_io_for
+from laketide.schema.change_json import change_to_json
+from laketide.schema.changes import SchemaChange
 from laketide.schema.create import new_table_schema
 from laketide.table.system import SystemTable, system_table
 from laketide.schema.table_schema import TableSchema
@@ -101,6 +106,8 @@ class RestCatalog(Catalog):
             error = {}
         message = str(error.get("message") or raw[:200].decode(errors="replace"))
         kind = error.get("resourceType")
+        if kind == "COLUMN" and status in (404, 409):  # Paimon's server: an alter named a missing / taken column
+            return SchemaChangeError(message)
         if status == 404:
             missing = {"DATABASE": NoSuchDatabaseError, "VIEW": NoSuchViewError}.get(kind, NoSuchTableError)
             return missing(message)
@@ -245,7 +252,27 @@ class RestCatalog(Catalog):
             cls = ObjectTable if kind == OBJECT_TABLE_TYPE else FormatTable
             return cls(name=ident.full_name, location=path, file_io=file_io,  # type: ignore[return-value]
                        schema=schema)
-        return Table(name=ident.full_name, path=path.rstrip("/"), file_io=file_io)
+        return RestTable(catalog=self, ident=Identifier(ident.database, ident.table), path=path.rstrip("/"),
+                         file_io=file_io)
+
+    def alter_table(self, name: str | Identifier, *changes: SchemaChange) -> Table:
+        """Apply schema changes through the server (Paimon: RESTCatalog#alterTable): it validates them and writes
+        the new schema; the table is then loaded again."""
+        ident = require_data_table(Identifier.parse(name), "alter")
+        self.send_alter(ident, changes)
+        return self._load(ident)
+
+    def send_alter(self, ident: Identifier, changes: Sequence[SchemaChange]) -> None:
+        """``POST .../tables/{table}`` with Paimon's AlterTableRequest; errors name the table."""
+        body = {"changes": [change_to_json(c) for c in changes]}
+        try:
+            self._call("POST", self._tb(ident), body)
+        except (NoSuchTableError, NoSuchDatabaseError):
+            raise NoSuchTableError(f"Table {ident} does not exist in REST catalog {self.uri}") from None
+        except (SchemaError, InvalidOptionError, UnsupportedFeatureError) as e:
+            if ident.full_name in str(e):
+                raise
+            raise type(e)(f"Cannot alter table {ident}: {e}") from None
 
     def drop_table(self, name: str | Identifier, *, ignore_missing: bool = False) -> None:
         ident = require_data_table(Identifier.parse(name), "drop")

@@ -1,7 +1,7 @@
 """Paimon's REST catalog API (paimon-open-api, ``/v1/...``) served over any laketide catalog (ASGI, Starlette).
 
-Covered: config, databases (list/create/get/drop), tables (list/create/get/drop/rename), table commit (the server
-publishes the client's snapshot atomically) and the latest snapshot. Every request needs
+Covered: config, databases (list/create/get/drop), tables (list/create/get/drop/rename/alter), table commit (the
+server publishes the client's snapshot atomically) and the latest snapshot. Every request needs
 ``Authorization: Bearer <token>`` when a token is set (401 otherwise, before anything runs). Names go through the
 catalog's identifier checks, so a request cannot reach outside the warehouse. Tables' files are read and written
 by the clients at the ``path`` the server returns (a shared file system or object store); no data tokens.
@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from laketide.catalog.base import Catalog, Identifier, check_name
+from laketide.catalog.base import Catalog, Identifier, check_name, require_data_table
 from laketide.catalog.view import View
 from laketide.exceptions import (
     DatabaseAlreadyExistsError,
@@ -36,6 +36,7 @@ from laketide.exceptions import (
     ViewAlreadyExistsError,
 )
 from laketide.meta.snapshot import Snapshot
+from laketide.schema.change_json import changes_from_json
 from laketide.table.format_table import FormatTable
 from laketide.table.object_table import ObjectTable
 from laketide.table.table import Table
@@ -168,6 +169,17 @@ class _Api:
         self.catalog.drop_table(self._ident(request))
         return {}
 
+    def alter_table(self, request: Request, body: Any) -> Any:
+        # Paimon's AlterTableRequest; the served catalog validates and writes the new schema (200, empty body).
+        ident = require_data_table(self._ident(request), "alter")
+        table = self._any_table(ident)
+        if not isinstance(table, Table):
+            raise UnsupportedFeatureError(f"Table {ident} is an object or format table; laketide alters data tables")
+        changes = changes_from_json(body.get("changes") if isinstance(body, dict) else None, table.schema,
+                                    table_name=str(ident))
+        self.catalog.alter_table(ident, *changes)
+        return {}
+
     def rename_table(self, request: Request, body: Any) -> Any:
         self.catalog.rename_table(_identifier(body.get("source")), _identifier(body.get("destination")))
         return {}
@@ -257,6 +269,7 @@ def create_app(catalog: Catalog, *, token: str | None, warehouse: str = "") -> A
         Route(f"{db}/tables", _endpoint(api.create_table), methods=["POST"]),
         Route(tb, _endpoint(api.get_table), methods=["GET"]),
         Route(tb, _endpoint(api.drop_table), methods=["DELETE"]),
+        Route(tb, _endpoint(api.alter_table), methods=["POST"]),
         Route(f"{tb}/commit", _endpoint(api.commit_table), methods=["POST"]),
         Route(f"{tb}/snapshot", _endpoint(api.load_snapshot), methods=["GET"]),
         Route("/v1/tables/rename", _endpoint(api.rename_table), methods=["POST"]),

@@ -131,7 +131,8 @@ class TableRef:
 
         options: dict[str, Any] = dict(self.catalog_options)
         # Opening a catalog creates its warehouse directory: a misspelled warehouse must not become an empty one.
-        if not file_io_for(self.warehouse, **options).exists(self.warehouse):
+        # A REST catalog's warehouse is a name the server resolves, not a path.
+        if self.metastore != "rest" and not file_io_for(self.warehouse, **options).exists(self.warehouse):
             raise NoSuchTableError(
                 f"Table {self.full_name} does not exist: warehouse {self.warehouse} does not exist"
             )
@@ -165,9 +166,10 @@ def table_ref(options: Mapping[str, str]) -> TableRef:
             f"laketide: option 'warehouse' is required for table {name} (or pass warehouse= to laketide.spark.session)"
         )
     ident = Identifier.parse(name)
+    metastore = options.get("metastore") or "filesystem"
     extra = tuple(sorted((k[len("catalog."):], v) for k, v in options.items() if k.lower().startswith("catalog.")))
     return TableRef(
-        warehouse=absolute_warehouse(warehouse), metastore=options.get("metastore") or "filesystem",
+        warehouse=warehouse if metastore == "rest" else absolute_warehouse(warehouse), metastore=metastore,
         catalog_options=extra, database=ident.database, table=ident.table,
         system_table=ident.system_table.lower() if ident.system_table else None, branch=ident.branch,
     )

@@ -63,7 +63,23 @@ def run(catalog: Any, op: dict[str, Any]) -> Any:
     if kind == "rename_table":
         catalog.rename_table(op["name"], op["to"])
         return None
+    if kind == "alter_table":
+        catalog.alter_table(op["name"], [_schema_change(c) for c in op["changes"]], False)
+        return None
     raise ValueError(f"unknown op {kind!r}")
+
+
+def _schema_change(spec: dict[str, Any]) -> Any:
+    """``{"kind": "add_column", "kwargs": {...}}``: pypaimon's ``SchemaChange.<kind>(**kwargs)``; type names
+    (``data_type`` / ``new_data_type``) become atomic types. (No moves: pypaimon 2.1.0 cannot serialize one.)"""
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+
+    kwargs = dict(spec.get("kwargs") or {})
+    for key in ("data_type", "new_data_type"):
+        if key in kwargs:
+            kwargs[key] = AtomicType(kwargs[key])
+    return getattr(SchemaChange, spec["kind"])(**kwargs)
 
 
 def main() -> None:

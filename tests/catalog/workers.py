@@ -61,3 +61,22 @@ def commit_many(spec: dict[str, Any], name: str, writer: int, commits: int, barr
     for i in range(commits):
         table.write(pa.table({"id": [writer * 100_000 + i], "v": [f"w{writer}"]}, schema=SCHEMA))
     return commits
+
+
+def add_columns(spec: dict[str, Any], name: str, tag: str, count: int, barrier: Any) -> list[str]:
+    """``count`` alters of ``name``, each adding one column ``<tag>_<i>``; the outcome of each (once both processes
+    are ready)."""
+    import laketide
+    from laketide.schema.changes import AddColumn
+
+    catalog = laketide.load_catalog(**spec)
+    barrier.wait()
+    outcomes = []
+    for i in range(count):
+        try:
+            catalog.alter_table(name, AddColumn(name=f"{tag}_{i}", type="INT"))
+        except Exception as e:  # noqa: BLE001 - the type is the answer
+            outcomes.append(type(e).__name__)
+        else:
+            outcomes.append("altered")
+    return outcomes
