@@ -231,6 +231,24 @@ def test_e2e_suite_checks_every_engine_against_the_floor(tmp_path: Path) -> None
     assert suite.meta["expected_merge"]["rows"] == 3_375
 
 
+def test_e2e_checks_every_repetition_and_holds_none_of_them() -> None:
+    # A repetition's rows are dropped before the next one runs (holding them all made later repetitions fault in
+    # fresh memory at 8M rows), and every repetition's rows are checked, not only the last one's.
+    import weakref
+
+    held: list[weakref.ref[pa.Table]] = []
+
+    def run(i: int) -> pa.Table:
+        assert all(ref() is None for ref in held), "an earlier repetition's rows are still alive"
+        table = pa.table({"customer_id": pa.array([i, 1], pa.int64())})
+        held.append(weakref.ref(table))
+        return table
+
+    result, merged = e2e._timed_runs("laketide", 2, run, repeat=3)
+    assert result.ok and len(result.seconds) == 3
+    assert merged == [pk_table.Merged(rows=2, checksum=c) for c in (1, 2, 3)]
+
+
 def test_planning_suite_builds_both_file_counts(tmp_path: Path) -> None:
     suite = planning.collect(40, repeat=1, work=tmp_path, peers=FLOORS_ONLY)
     assert suite.meta["live_files_10"] == 10 and suite.meta["live_files_40"] == 40
