@@ -23,6 +23,7 @@ from bench import (
     e2e,
     filtered_read,
     memory,
+    memory_warmth,
     merge_engines,
     pk_table,
     planning,
@@ -229,6 +230,42 @@ def test_e2e_suite_checks_every_engine_against_the_floor(tmp_path: Path) -> None
     assert sum(r.floor for r in suite.results) == 1
     assert all(r.ok and r.rows == 3_000 + 750 + 3_375 for r in suite.results)
     assert suite.meta["expected_merge"]["rows"] == 3_375
+
+
+def test_e2e_checks_every_repetition_and_holds_none_of_them() -> None:
+    # A repetition's rows are dropped before the next one runs (holding them all made later repetitions fault in
+    # fresh memory at 8M rows), and every repetition's rows are checked, not only the last one's.
+    import weakref
+
+    held: list[weakref.ref[pa.Table]] = []
+
+    def run(i: int) -> pa.Table:
+        assert all(ref() is None for ref in held), "an earlier repetition's rows are still alive"
+        table = pa.table({"customer_id": pa.array([i, 1], pa.int64())})
+        held.append(weakref.ref(table))
+        return table
+
+    result, merged = e2e._timed_runs("laketide", 2, run, repeat=3)
+    assert result.ok and len(result.seconds) == 3
+    assert merged == [pk_table.Merged(rows=2, checksum=c) for c in (1, 2, 3)]
+
+
+def test_memory_warmth_touches_memory_and_reads_machine_facts(tmp_path: Path) -> None:
+    (touched,) = memory_warmth.measure(4, [0.0])
+    assert touched.gap_s == 0.0 and touched.wall_s > 0 and touched.system_s >= 0
+    assert memory_warmth.machine_facts(tmp_path) == {"transparent huge pages": "unknown",
+                                                     "balloon free page reporting": "no balloon device"}
+    (tmp_path / "kernel/mm/transparent_hugepage").mkdir(parents=True)
+    (tmp_path / "kernel/mm/transparent_hugepage/enabled").write_text("always [madvise] never\n")
+    devices = tmp_path / "bus/virtio/devices"
+    for name, device, features in (("virtio0", "0x0001", "11111111"), ("virtio1", "0x0005", "01100101")):
+        (devices / name).mkdir(parents=True)
+        (devices / name / "device").write_text(device + "\n")
+        (devices / name / "features").write_text(features + "\n")
+    assert memory_warmth.machine_facts(tmp_path) == {"transparent huge pages": "always [madvise] never",
+                                                     "balloon free page reporting": "yes"}
+    (devices / "virtio1" / "features").write_text("01100000\n")
+    assert memory_warmth.machine_facts(tmp_path)["balloon free page reporting"] == "no"
 
 
 def test_planning_suite_builds_both_file_counts(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from laketide.exceptions import FileIOError, InvalidOptionError, SchemaError, UnsupportedFeatureError
 from laketide.expr import FieldStats
 from laketide.format.parquet_dictionary import dictionary_columns, explicit_dictionary
+from laketide.format.parquet_runs import read_group_runs
 from laketide.format.base import (
     FILE_COMPRESSION_KEY,
     ColumnBounds,
@@ -318,11 +319,9 @@ class ParquetFormat(FileFormat):
             ends = np.cumsum(counts)
             starts = ends - counts
             hits = np.searchsorted(rows, ends, side="left") - np.searchsorted(rows, starts, side="left")
-            for rg in np.flatnonzero(hits):
-                pos = int(starts[rg])
-                for batch in parquet_file.iter_batches(batch_size=batch_size, columns=names, row_groups=[int(rg)]):
-                    yield pos, batch
-                    pos += batch.num_rows
+            yield from read_group_runs(parquet_file, [int(rg) for rg in np.flatnonzero(hits)], counts=counts,
+                                       columns=names, batch_size=batch_size,
+                                       whole_groups=_whole_groups(counts, batch_size))
 
     def read_pruned(
         self,
@@ -338,15 +337,12 @@ class ParquetFormat(FileFormat):
             names = check_columns(parquet_file.schema_arrow, columns, source=source)
             meta = parquet_file.metadata
             index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
-            pos = 0
-            for rg in range(meta.num_row_groups):
-                group = meta.row_group(rg)
-                if keep(functools.partial(_column_stats_by_name, group, index), group.num_rows):
-                    for batch in parquet_file.iter_batches(batch_size=batch_size, columns=names, row_groups=[rg]):
-                        yield pos, batch
-                        pos += batch.num_rows
-                else:
-                    pos += group.num_rows
+            groups = [meta.row_group(rg) for rg in range(meta.num_row_groups)]
+            kept = [rg for rg, group in enumerate(groups)
+                    if keep(functools.partial(_column_stats_by_name, group, index), group.num_rows)]
+            counts = np.array([group.num_rows for group in groups], dtype=np.int64)
+            yield from read_group_runs(parquet_file, kept, counts=counts, columns=names, batch_size=batch_size,
+                                       whole_groups=_whole_groups(counts, batch_size))
 
     def _read(
         self,
@@ -361,7 +357,7 @@ class ParquetFormat(FileFormat):
             names = check_columns(parquet_file.schema_arrow, columns, source=source)
             meta = parquet_file.metadata
             counts = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
-            if len(counts) > 1 and max(counts) <= batch_size and sum(counts) >= _WHOLE_GROUP_ROWS * len(counts):
+            if _whole_groups(counts, batch_size):
                 # Batches that could hold several large row groups (a collecting read) hold one each: a batch
                 # spanning row groups is assembled in fresh buffers of its whole size (more page faults, more CPU
                 # at 8M rows), where a row group's columns are decoded whole in one go. Small row groups are
@@ -370,3 +366,9 @@ class ParquetFormat(FileFormat):
                     yield from parquet_file.iter_batches(batch_size=batch_size, columns=names, row_groups=[rg])
                 return
             yield from parquet_file.iter_batches(batch_size=batch_size, columns=names)
+
+
+def _whole_groups(counts: Sequence[int] | np.ndarray, batch_size: int) -> bool:
+    """Whether a file's row groups are large enough to be read one batch each (several would fit in a batch)."""
+    n = len(counts)
+    return n > 1 and int(max(counts)) <= batch_size and int(sum(counts)) >= _WHOLE_GROUP_ROWS * n

@@ -101,7 +101,18 @@ def _already_merged(rows: pa.Table, merge: MergeFunction) -> bool:
     key = rows.column(merge.spec.key_names[0])
     if not pa.types.is_integer(key.type) or key.null_count:
         return False
-    k = key.to_numpy()
-    if not bool((k[1:] > k[:-1]).all()):
-        return False
-    return count_retracts(rows.column(VALUE_KIND)) == 0
+    return _strictly_ascending(key) and count_retracts(rows.column(VALUE_KIND)) == 0
+
+
+def _strictly_ascending(key: pa.ChunkedArray) -> bool:
+    """Whether a null-free integer column is strictly ascending, chunk by chunk: a flush's buffer is several
+    pieces, and ``to_numpy`` of the whole column would first copy them into one array (16 MB per 2M rows)."""
+    last = None
+    for chunk in key.chunks:
+        if len(chunk) == 0:
+            continue
+        k = chunk.to_numpy()  # zero-copy: no nulls
+        if (last is not None and k[0] <= last) or not bool((k[1:] > k[:-1]).all()):
+            return False
+        last = k[-1]
+    return True

@@ -347,3 +347,21 @@ def test_a_flush_of_rows_already_in_key_order_writes_what_the_merge_would(tmp_pa
     t.write(rows)  # end to end: the last version of each key
     assert {r["k"]: r for r in t.read().to_pylist()} == {r["k"]: r for r in (
         rows.to_pylist()[::-1] if engine == "first-row" else rows.to_pylist())}
+
+
+@pytest.mark.parametrize(("chunks", "ascending"), [
+    ([[1, 2, 3], [4, 5]], True),
+    ([[1, 2, 3], [], [7], [8, 9]], True),
+    ([[1, 2, 3], [3, 4]], False),  # a repeat across the chunk boundary
+    ([[1, 2, 3], [2, 9]], False),  # a step back across the chunk boundary
+    ([[1, 3, 2], [4]], False),
+    ([[], [5]], True),
+])
+def test_a_buffer_of_several_pieces_is_checked_chunk_by_chunk(chunks: list[list[int]], ascending: bool) -> None:
+    from laketide.mergetree.writer import _strictly_ascending
+
+    key = pa.chunked_array([pa.array(c, pa.int64()) for c in chunks], pa.int64())
+    assert _strictly_ascending(key) == ascending
+    flat = np.array([v for c in chunks for v in c])
+    assert ascending == bool((flat[1:] > flat[:-1]).all())  # the same verdict as one copied array
+
