@@ -177,6 +177,9 @@ def _locate_udf(locations: KeyLocations, table_name: str) -> Any:
             start += len(k)
 
     def locate(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        from laketide.spark.worker_gc import freeze_long_lived
+
+        freeze_long_lived()
         # One keyed read per ASSIGN_CHUNK_ROWS keys: few reads, and Spark holds only that many rows meanwhile.
         pending: list[pa.Array] = []
         rows = 0
