@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 from laketide.io.kv import VALUE_KIND
 from laketide.meta.commit_message import KeyIndexBase
 from laketide.spark.bucket_owners import SpreadAssigner, owned_live_counts, partition_offsets
-from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
+from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_name, spark_schema
 from laketide.spark.writer import BUCKET_COLUMN, ROW_KIND_COLUMN
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import assigner_layout
@@ -128,20 +128,22 @@ def cross_partition_keyed(df: DataFrame, table: Any, *,
     plan, report = _plan(table)
     shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
     n = assigner_layout(table.options, parallelism=num_tasks or shuffle).num_channels
-    pk = list(table.schema.primary_keys)
+    # Unresolved names, not df[k]: each df[k] is a round trip that resolves it against the whole plan.
+    keys = [F.col(spark_name(k)) for k in table.schema.primary_keys]
     if plan.splits:
         make_udf: Any = arrow_udf
-        location = make_udf(_locate_udf(KeyLocations(plan), table.name), LongType())(F.struct(*[df[k] for k in pk]))
+        location = make_udf(_locate_udf(KeyLocations(plan), table.name), LongType())(F.struct(*keys))
     else:  # an empty table (or every bucket past the index TTL): every key is new, nothing to look up
         location = F.lit(None).cast(LongType())
-    located = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id()).withColumn(LOCATION_COLUMN, location)
-    location = located[LOCATION_COLUMN]
     # A held key goes to the owner of its (partition, bucket): (bucket + partition index) % n
     # (laketide.spark.bucket_owners), so partitions of one bucket each still spread over the tasks.
-    owner = F.when(location.isNull(), F.pmod(F.hash(*[located[k] for k in pk]), F.lit(n))).otherwise(
+    owner = F.when(location.isNull(), F.pmod(F.hash(*keys), F.lit(n))).otherwise(
         F.pmod(F.pmod(location, F.lit(1 << 32)) + F.shiftright(location, 32), F.lit(n)))
-    by_owner = located.withColumn(_ASSIGNER, owner.cast("int")).repartitionById(n, _ASSIGNER)
-    by_owner = by_owner.sortWithinPartitions(ORDER_COLUMN)
+    # One projection (one analysis of the plan): Spark evaluates the deterministic UDF once for both columns that
+    # use it, and the arrival order is numbered in the same input partitions as before the UDF.
+    by_owner = df.select("*", F.monotonically_increasing_id().alias(ORDER_COLUMN), location.alias(LOCATION_COLUMN),
+                         owner.cast("int").alias(_ASSIGNER))
+    by_owner = by_owner.repartitionById(n, _ASSIGNER).sortWithinPartitions(ORDER_COLUMN)
     routing = json.dumps({"assigners": n, "partitions": [p.hex() for p in plan.partitions]})
     yield by_owner, {KEY_INDEX_BASE: key_index_option(report.key_index_base), ROUTED: ROUTED_ASSIGN,
                      ASSIGN: routing}, report
