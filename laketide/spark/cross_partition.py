@@ -128,22 +128,22 @@ def cross_partition_keyed(df: DataFrame, table: Any, *,
     plan, report = _plan(table)
     shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
     n = assigner_layout(table.options, parallelism=num_tasks or shuffle).num_channels
-    # Unresolved names, not df[k]: each df[k] is a round trip that resolves it against the whole plan.
-    keys = [F.col(spark_name(k)) for k in table.schema.primary_keys]
+    pk = [spark_name(k) for k in table.schema.primary_keys]
     if plan.splits:
         make_udf: Any = arrow_udf
-        location = make_udf(_locate_udf(KeyLocations(plan), table.name), LongType())(F.struct(*keys))
+        location = make_udf(_locate_udf(KeyLocations(plan), table.name), LongType())(F.struct(*[df[k] for k in pk]))
     else:  # an empty table (or every bucket past the index TTL): every key is new, nothing to look up
         location = F.lit(None).cast(LongType())
     # A held key goes to the owner of its (partition, bucket): (bucket + partition index) % n
     # (laketide.spark.bucket_owners), so partitions of one bucket each still spread over the tasks.
-    owner = F.when(location.isNull(), F.pmod(F.hash(*keys), F.lit(n))).otherwise(
-        F.pmod(F.pmod(location, F.lit(1 << 32)) + F.shiftright(location, 32), F.lit(n)))
-    # One projection (one analysis of the plan): Spark evaluates the deterministic UDF once for both columns that
-    # use it, and the arrival order is numbered in the same input partitions as before the UDF.
-    by_owner = df.select("*", F.monotonically_increasing_id().alias(ORDER_COLUMN), location.alias(LOCATION_COLUMN),
-                         owner.cast("int").alias(_ASSIGNER))
-    by_owner = by_owner.repartitionById(n, _ASSIGNER).sortWithinPartitions(ORDER_COLUMN)
+    loc = spark_name(LOCATION_COLUMN)
+    owner = (f"CAST(CASE WHEN {loc} IS NULL THEN pmod(hash({', '.join(pk)}), {n}) "
+             f"ELSE pmod(pmod({loc}, {1 << 32}) + shiftright({loc}, 32), {n}) END AS INT)")
+    # Built from SQL text where it can be: each PySpark Column operation is ~10 py4j round trips (its call-site
+    # tracking), a parsed expression 3.
+    by_owner = df.withColumns({ORDER_COLUMN: F.expr("monotonically_increasing_id()"), LOCATION_COLUMN: location})
+    by_owner = by_owner.withColumns({_ASSIGNER: F.expr(owner)}).repartitionById(n, _ASSIGNER)
+    by_owner = by_owner.sortWithinPartitions(F.expr(spark_name(ORDER_COLUMN)))
     routing = json.dumps({"assigners": n, "partitions": [p.hex() for p in plan.partitions]})
     yield by_owner, {KEY_INDEX_BASE: key_index_option(report.key_index_base), ROUTED: ROUTED_ASSIGN,
                      ASSIGN: routing}, report
