@@ -9,8 +9,8 @@ of them new keys, whose statuses are drawn afresh (so most known keys move parti
 back, ``updates.write.parquet`` (the floor) and ``laketide.spark.write(updates, <a fresh populated table>)``;
 the first round warms the JVM and the Python workers and is left out of the medians. Reported: per-round wall
 ratios (floor / laketide: the target's speed ratio) and their median, CPU of the JVM alone and of the JVM's process
-tree (its Python workers) plus this driver, and, with ``--stages``, the Spark stages of the last laketide write
-(tasks, executor run time, JVM CPU, shuffle bytes) from the UI's REST API.
+tree (its Python workers) plus this driver, their difference (python cpu), and, with ``--stages``, the Spark stages
+of the last laketide write (tasks, executor run time, JVM CPU, shuffle bytes) from the UI's REST API.
 
 ``--two-stage`` adds the write as it was before the assigners became the writers (``cross_partition_routed``:
 assigners, then a second shuffle by (partition, bucket) to the writers), for a before / after in one session.
@@ -81,7 +81,7 @@ def _two_stage_write(df: Any, name: str, wh: str) -> None:
 
 
 def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: bool,
-        two_stage: bool = False) -> dict[str, float]:
+        two_stage: bool = False, upsert_rows: int | None = None) -> dict[str, float]:
     conf = {"spark.ui.enabled": "true", "spark.ui.port": "0"} if stages else None
     spark = ls.session("local[2]", app_name="laketide-cross-partition-rounds", conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
@@ -94,7 +94,7 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
     status_schema = pa.schema([*list(pk_schema)[:2], pa.field("status", pa.string(), nullable=False),
                                *list(pk_schema)[3:]])
     table_rows = data.cast(status_schema)
-    upsert = orders(rows // 4, seed=43, key_offset=rows - rows // 8)
+    upsert = orders(rows // 4 if upsert_rows is None else upsert_rows, seed=43, key_offset=rows - rows // 8)
     pq.write_table(upsert, work / "upsert.parquet")
     updates = spark.read.parquet(str(work / "upsert.parquet")).repartition(4).cache()
     updates.count()
@@ -160,6 +160,8 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
     ratios = [floor[0] / ours[0] for floor, ours in zip(results["floor"][1:], results["laketide"][1:])]
     for v in variants:
         out[f"{v} wall s"], out[f"{v} jvm cpu s"], out[f"{v} tree cpu s"] = med(v, 0), med(v, 1), med(v, 2)
+        # the Python workers and this driver: what laketide's own code costs, steadier than wall on a busy machine
+        out[f"{v} python cpu s"] = statistics.median(x[2] - x[1] for x in results[v][1:])
     print(f"per-round wall ratios (floor / laketide): {', '.join(f'{x:.2f}' for x in ratios)}")
     for k, val in out.items():
         print(f"{k:42s} {val:.3f}")
@@ -170,6 +172,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=500_000, help="rows of the table (the upsert writes rows/4)")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--upsert-rows", type=int, default=None,
+                        help="rows of the upsert (default rows/4; a few rows show the fixed latency)")
     parser.add_argument("--stages", action="store_true", help="the Spark stages of the last laketide write")
     parser.add_argument("--cold", action="store_true", help="time a first laketide write before any warm-up")
     parser.add_argument("--fixed", action="store_true", help="also the same write into fixed buckets")
@@ -178,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     work = Path(tempfile.mkdtemp(prefix="laketide-cross-rounds-"))
     try:
         run(args.rows, rounds=args.rounds, work=work, stages=args.stages, cold=args.cold, fixed=args.fixed,
-            two_stage=args.two_stage)
+            two_stage=args.two_stage, upsert_rows=args.upsert_rows)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 from laketide.io.kv import VALUE_KIND
 from laketide.meta.commit_message import KeyIndexBase
 from laketide.spark.bucket_owners import SpreadAssigner, owned_live_counts, partition_offsets
-from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_schema
+from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_name, spark_schema
 from laketide.spark.writer import BUCKET_COLUMN, ROW_KIND_COLUMN
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import assigner_layout
@@ -128,20 +128,22 @@ def cross_partition_keyed(df: DataFrame, table: Any, *,
     plan, report = _plan(table)
     shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
     n = assigner_layout(table.options, parallelism=num_tasks or shuffle).num_channels
-    pk = list(table.schema.primary_keys)
+    pk = [spark_name(k) for k in table.schema.primary_keys]
     if plan.splits:
         make_udf: Any = arrow_udf
         location = make_udf(_locate_udf(KeyLocations(plan), table.name), LongType())(F.struct(*[df[k] for k in pk]))
     else:  # an empty table (or every bucket past the index TTL): every key is new, nothing to look up
         location = F.lit(None).cast(LongType())
-    located = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id()).withColumn(LOCATION_COLUMN, location)
-    location = located[LOCATION_COLUMN]
     # A held key goes to the owner of its (partition, bucket): (bucket + partition index) % n
     # (laketide.spark.bucket_owners), so partitions of one bucket each still spread over the tasks.
-    owner = F.when(location.isNull(), F.pmod(F.hash(*[located[k] for k in pk]), F.lit(n))).otherwise(
-        F.pmod(F.pmod(location, F.lit(1 << 32)) + F.shiftright(location, 32), F.lit(n)))
-    by_owner = located.withColumn(_ASSIGNER, owner.cast("int")).repartitionById(n, _ASSIGNER)
-    by_owner = by_owner.sortWithinPartitions(ORDER_COLUMN)
+    loc = spark_name(LOCATION_COLUMN)
+    owner = (f"CAST(CASE WHEN {loc} IS NULL THEN pmod(hash({', '.join(pk)}), {n}) "
+             f"ELSE pmod(pmod({loc}, {1 << 32}) + shiftright({loc}, 32), {n}) END AS INT)")
+    # Built from SQL text where it can be: each PySpark Column operation is ~10 py4j round trips (its call-site
+    # tracking), a parsed expression 3.
+    by_owner = df.withColumns({ORDER_COLUMN: F.expr("monotonically_increasing_id()"), LOCATION_COLUMN: location})
+    by_owner = by_owner.withColumns({_ASSIGNER: F.expr(owner)}).repartitionById(n, _ASSIGNER)
+    by_owner = by_owner.sortWithinPartitions(F.expr(spark_name(ORDER_COLUMN)))
     routing = json.dumps({"assigners": n, "partitions": [p.hex() for p in plan.partitions]})
     yield by_owner, {KEY_INDEX_BASE: key_index_option(report.key_index_base), ROUTED: ROUTED_ASSIGN,
                      ASSIGN: routing}, report
@@ -177,6 +179,9 @@ def _locate_udf(locations: KeyLocations, table_name: str) -> Any:
             start += len(k)
 
     def locate(batches: Iterator[pa.Array]) -> Iterator[pa.Array]:
+        from laketide.spark.worker_gc import freeze_long_lived
+
+        freeze_long_lived()
         # One keyed read per ASSIGN_CHUNK_ROWS keys: few reads, and Spark holds only that many rows meanwhile.
         pending: list[pa.Array] = []
         rows = 0

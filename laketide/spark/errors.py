@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import laketide.exceptions as _exceptions
 from laketide.exceptions import LaketideError
+from laketide.spark.worker_gc import freeze_long_lived
 
 __all__ = ["surfaced", "surfaced_iter", "typed_errors", "laketide_error_in"]
 
@@ -49,10 +50,12 @@ def _message_first(e: LaketideError) -> None:
 
 
 def surfaced(fn: F) -> F:
-    """Decorate a data source entry point: its LaketideErrors show their message first in Spark's error."""
+    """Decorate a data source entry point: its LaketideErrors show their message first in Spark's error (and a
+    reused worker's long-lived objects leave Spark's per-task collections: laketide.spark.worker_gc)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        freeze_long_lived()
         try:
             return fn(*args, **kwargs)
         except LaketideError as e:
@@ -67,6 +70,7 @@ def surfaced_iter(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        freeze_long_lived()
         try:
             yield from fn(*args, **kwargs)
         except LaketideError as e:

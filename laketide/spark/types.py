@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-__all__ = ["spark_schema", "conform_to_spark", "spark_arrow_schema"]
+__all__ = ["spark_schema", "conform_to_spark", "spark_arrow_schema", "spark_name"]
 
 
 def spark_schema(schema: pa.Schema) -> StructType:
@@ -17,6 +17,11 @@ def spark_schema(schema: pa.Schema) -> StructType:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(schema, prefer_timestamp_ntz=True)
+
+
+def spark_name(column: str) -> str:
+    """``column`` quoted for ``F.col``: a dot or backtick in a name is part of the name, not a field access."""
+    return "`" + column.replace("`", "``") + "`"
 
 
 def spark_arrow_schema(schema: StructType) -> pa.Schema:
