@@ -35,6 +35,7 @@ from laketide.index.hash_index import (
     read_hash_index,
     write_hash_index,
 )
+from laketide.index.parallel_sort import DistinctSorted, distinct_sorted
 from laketide.meta.binary_row import (
     hash_bytes_by_words,
     hash_rows,
@@ -98,17 +99,6 @@ def partition_hash(partition: bytes) -> int:
     return hash_bytes_by_words(partition[4:])
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct int32s: a sort and a neighbour compare (numpy's hash-based unique is slower here)."""
-    a = np.sort(values)
-    if len(a) < 2:
-        return a
-    keep = np.empty(len(a), dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
-
-
 @dataclass(slots=True)
 class DynamicBucketIndex:
     """The hash index files a writer builds on: the base snapshot's HASH entries, then the files it prepared.
@@ -125,7 +115,8 @@ class DynamicBucketIndex:
     paths: TablePaths = field(init=False)
     # (partition, bucket) -> the hashes notified since the last prepare_commit, each array flagged True when it
     # is already sorted and distinct and holds only hashes the bucket did not have (``notify_new``)
-    _new: dict[tuple[bytes, int], list[tuple[np.ndarray, bool]]] = field(default_factory=dict)
+    # (or, flagged True too, the distinct hashes of a batch still being sorted: ``notify_later``)
+    _new: dict[tuple[bytes, int], list[tuple[np.ndarray | DistinctSorted, bool]]] = field(default_factory=dict)
     _by_partition: dict[bytes, list[int]] = field(init=False)
     generation: int = 0  # bumped by abort(): assigners built on this index drop what they remembered
 
@@ -189,6 +180,11 @@ class DynamicBucketIndex:
             part = hashes if idx is None else hashes[idx]
             self._new.setdefault((partition, bucket), []).append((part, True))
 
+    def notify_later(self, partition: bytes, bucket: int, hashes: DistinctSorted) -> None:
+        """A batch's hashes new to ``bucket``, still being sorted (``notify_new`` once ``prepare_commit`` has
+        them)."""
+        self._new.setdefault((partition, bucket), []).append((hashes, True))
+
     def prepare_commit(self) -> dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]]:
         """Write a new index file for every bucket that gained hashes: (new file, the file it replaces)."""
         out: dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]] = {}
@@ -200,7 +196,7 @@ class DynamicBucketIndex:
             else:
                 old = read_hash_index(self.file_io, self.path(key, previous))
                 if len(old) > 1 and not bool((old[1:] > old[:-1]).all()):
-                    old = _sorted_unique(old)  # not written by laketide: Java's files are in hash-set order
+                    old = distinct_sorted(old)  # not written by laketide: Java's files are in hash-set order
                 pos = np.minimum(np.searchsorted(old, new), max(len(old) - 1, 0))
                 fresh = new[old[pos] != new] if len(old) else new
                 if len(fresh) == 0:
@@ -219,11 +215,12 @@ class DynamicBucketIndex:
         self.generation += 1
 
 
-def _distinct_sorted(parts: list[tuple[np.ndarray, bool]]) -> np.ndarray:
-    """The distinct hashes of ``parts``, sorted; one part from ``notify_new`` already is."""
+def _distinct_sorted(parts: list[tuple[np.ndarray | DistinctSorted, bool]]) -> np.ndarray:
+    """The distinct hashes of ``parts``, sorted; one part from ``notify_new`` / ``notify_later`` already is."""
+    arrays = [hashes.result() if isinstance(hashes, DistinctSorted) else hashes for hashes, _ in parts]
     if len(parts) == 1 and parts[0][1]:
-        return parts[0][0]
-    return _sorted_unique(np.concatenate([hashes for hashes, _ in parts]))
+        return arrays[0]
+    return distinct_sorted(np.concatenate(arrays))
 
 
 def _runs_by_bucket(buckets: np.ndarray) -> Iterator[tuple[int, np.ndarray | None]]:
@@ -377,6 +374,8 @@ def plan_dynamic(
                 # change by exactly these (a known hash is in its bucket's file or pending there already).
                 for got in fresh:
                     index.notify_new(part, got.new_hashes, got.new_buckets, got.by_bucket)
+                    for bucket, later in got.later:
+                        index.notify_later(part, bucket, later)
                 notify_rows = False
         for bucket, idx in bucket_runs(buckets):
             if notify_rows and index is not None and part_hashes is not None:

@@ -1,0 +1,89 @@
+"""A large first batch of a partition that fits one bucket (hash_index.PartitionIndex) is routed at once, its hashes
+sorted on a background thread: the buckets, the index's next state, the buckets' fill and the index file's hashes
+are exactly what Java's row-at-a-time assigner and maintainer give, repeated hashes included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from laketide.fs import LocalFileIO
+from laketide.index.hash_index import PartitionIndex, read_hash_index
+from laketide.index.parallel_sort import DistinctSorted, distinct_sorted, sort_each
+from laketide.write.bucket_assigner import DynamicBucketIndex
+from tests.unit.test_hash_index import _java_assign
+
+ROWS = 70_000  # above hash_index._LATER_MIN
+
+
+def _batch(seed: int, rows: int, repeats: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    batch = rng.integers(-(2**31), 2**31, rows, dtype=np.int64).astype(np.int32)
+    if repeats:  # some hashes twice (colliding keys, or the same key written twice), far apart
+        at = rng.choice(rows // 2, repeats, replace=False)
+        batch[rows // 2 + at] = batch[at]
+    return batch
+
+
+@pytest.mark.parametrize(("target", "repeats"), [(ROWS, 0), (ROWS, 500), (ROWS + 10, 3), (10**6, 1000)])
+def test_one_bucket_first_batch_matches_java_then_goes_on(target: int, repeats: int) -> None:
+    batch = _batch(target + repeats, ROWS, repeats)
+    ours = PartitionIndex(target_row_num=target)
+    index: dict = {}
+    non_full: dict = {}
+    total: list = []
+    got = ours.assign_new(batch)
+    assert got.buckets.dtype == np.int32
+    assert got.buckets.tolist() == _java_assign(index, non_full, total, batch.tolist(), target, -1)
+    assert len(got.new_hashes) == 0 and [b for b, _ in got.later] == [0]  # handed over while being sorted
+    fresh = sorted(set(batch.tolist()))
+    assert got.later[0][1].result().tolist() == fresh
+    # the index joins the sorted batch in at its next use: same hashes, buckets and fill as Java's
+    assert ours.hashes.tolist() == fresh and set(ours.buckets.tolist()) == {0}
+    assert ours.non_full == {0: len(fresh)} == non_full
+    # the next batch (known hashes, then enough new ones to fill bucket 0 and open bucket 1) goes on the same
+    more = np.concatenate([batch[:100], _batch(7, target - len(fresh) + 50, 0)])
+    assert ours.assign(more).tolist() == _java_assign(index, non_full, total, more.tolist(), target, -1)
+    assert ours.hashes.tolist() == sorted(index) and ours.buckets.tolist() == [index[h] for h in sorted(index)]
+
+
+def test_one_bucket_batch_into_a_loaded_partition_with_room() -> None:
+    """A partition whose index files are empty but whose fill says where the room is."""
+    ours = PartitionIndex.load([(3, np.zeros(0, np.int32))], target_row_num=ROWS + 5)
+    batch = _batch(5, ROWS, 20)
+    got = ours.assign_new(batch)
+    assert set(got.buckets.tolist()) == {3} and [b for b, _ in got.later] == [3]
+    assert ours.non_full == {3: len(set(batch.tolist()))}
+
+
+def test_not_one_bucket_or_bounded_takes_the_general_path() -> None:
+    batch = _batch(9, ROWS, 0)
+    spread = PartitionIndex(target_row_num=ROWS // 2).assign_new(batch)  # two buckets
+    assert spread.later == () and len(spread.new_hashes) == ROWS
+    bounded = PartitionIndex(target_row_num=ROWS).assign_new(batch, max_buckets=4)  # max-buckets: never deferred
+    assert bounded.later == () and len(bounded.new_hashes) == ROWS
+
+
+def test_index_file_of_a_deferred_batch_is_sorted_and_distinct(tmp_path) -> None:
+    io = LocalFileIO()
+    index = DynamicBucketIndex(file_io=io, table_path=str(tmp_path), files={})
+    batch = _batch(3, ROWS, 40)
+    index.notify_later(b"p", 0, DistinctSorted(batch))
+    index.notify(b"p", 0, np.array([5, 5, -1], np.int32))  # and hashes notified row by row, in the same bucket
+    (new, old), = index.prepare_commit().values()
+    assert old is None
+    got = read_hash_index(io, index.path((b"p", 0), new))
+    assert got.tolist() == sorted(set(batch.tolist()) | {5, -1})
+
+
+def test_background_sort_hands_over_its_failure() -> None:
+    with pytest.raises(ValueError):
+        DistinctSorted(np.array(["not", "ints"])).result()  # type: ignore[arg-type]
+
+
+def test_sort_each_and_distinct_sorted() -> None:
+    rng = np.random.default_rng(1)
+    arrays = [rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32) for n in (200_000, 0, 150_000, 1)]
+    assert [a.tolist() for a in sort_each(arrays)] == [sorted(a.tolist()) for a in arrays]
+    assert distinct_sorted(np.array([3, -1, 3, 7, -1], np.int32)).tolist() == [-1, 3, 7]
+    assert distinct_sorted(np.zeros(0, np.int32)).tolist() == []
