@@ -22,7 +22,7 @@ import numpy as np
 from laketide.exceptions import CorruptMetadataError, LaketideError
 from laketide.fs import FileIO
 from laketide.meta.manifest import IndexFileMeta
-from laketide.index.parallel_sort import DistinctSorted, sort_each
+from laketide.index.parallel_sort import Later, distinct_sorted_later, positions_bucket, sort_each
 from laketide.meta.stable_sort import stable_argsort
 
 __all__ = [
@@ -161,18 +161,25 @@ class Assigned:
 
     buckets: np.ndarray
     new_hashes: np.ndarray
-    new_buckets: np.ndarray
+    _new_buckets: np.ndarray | Later[np.ndarray]  # (or still being worked out, when ``by_bucket`` is given)
     # the same new hashes split by bucket, each part sorted, when that came for free (else None)
     by_bucket: tuple[tuple[int, np.ndarray], ...] | None = None
     # new hashes still being sorted (then ``new_hashes`` is empty): per bucket, its distinct new hashes
-    later: tuple[tuple[int, DistinctSorted], ...] = ()
+    later: tuple[tuple[int, Later[np.ndarray]], ...] = ()
+
+    @property
+    def new_buckets(self) -> np.ndarray:
+        b = self._new_buckets
+        return b.result() if isinstance(b, Later) else b
 
 
 @dataclass(frozen=True, slots=True)
-class _PendingBatch:
-    hashes: DistinctSorted  # the batch's distinct hashes, being sorted
-    bucket: int  # where every row of it went
-    rows: int  # how many rows _place counted
+class _Pending:
+    """A first batch whose index state is still being worked out on a background thread."""
+
+    hashes: np.ndarray | Later[np.ndarray]  # its distinct hashes, sorted
+    buckets: int | Later[np.ndarray]  # the one bucket of every row, or the bucket of each of ``hashes``
+    counted: int = 0  # one bucket: the rows _place counted (a repeated hash takes one place)
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +203,7 @@ class PartitionIndex:
     upper_bound_reached: bool = False
     accessed: bool = True
     # A first batch that went to one bucket, its hashes still being sorted (joined in at the next use).
-    _pending: _PendingBatch | None = None
+    _pending: _Pending | None = None
 
     @classmethod
     def load(
@@ -273,16 +280,19 @@ class PartitionIndex:
         self._non_full = values
 
     def _settle(self) -> None:
-        """Join a first batch sorted in the background into the index (and count its distinct hashes only)."""
+        """Join a first batch worked out in the background into the index."""
         pending = self._pending
         if pending is None:
             return
         self._pending = None
-        distinct = pending.hashes.result()
-        self._hashes = distinct
-        self._buckets = np.full(len(distinct), pending.bucket, dtype=np.int16)
-        # _place counted every row of the batch; a repeated hash takes one place in its bucket
-        self._non_full[pending.bucket] -= pending.rows - len(distinct)
+        hashes = pending.hashes.result() if isinstance(pending.hashes, Later) else pending.hashes
+        if isinstance(pending.buckets, Later):
+            buckets = pending.buckets.result()
+        else:
+            buckets = np.full(len(hashes), pending.buckets, dtype=np.int16)
+            # _place counted every row of the batch; a repeated hash takes one place in its bucket
+            self._non_full[pending.buckets] -= pending.counted - len(hashes)
+        self._hashes, self._buckets = hashes, buckets
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -392,33 +402,32 @@ class PartitionIndex:
             self.non_full, self.all_buckets, self.upper_bound_reached = saved
             return None
         bucket = int(given[0])
-        pending = _PendingBatch(DistinctSorted(hashes), bucket, len(hashes))
-        self._pending = pending
+        distinct = distinct_sorted_later(hashes)
+        self._pending = _Pending(distinct, bucket, counted=len(hashes))
         return Assigned(np.full(len(hashes), bucket, dtype=np.int32), _NO_HASHES, _NO_BUCKETS,
-                        later=((bucket, pending.hashes),))
+                        later=((bucket, distinct),))
 
     def _assign_distinct_into_empty(self, hashes: np.ndarray, *,
                                     my_bucket: Callable[[int], bool]) -> Assigned | None:
         """A large first batch of a partition spread over several buckets, when its hashes are distinct (else
         None, nothing changed): each bucket's share is one run of arrival order, so sorting each run on its own
-        and merging the sorted runs (a stable sort: timsort) gives the sorted hashes with their buckets, ~2x
-        cheaper than one sort of (hash, arrival rank) pairs over the whole batch."""
+        (on all cores) and merging the sorted runs (timsort, values only) gives the sorted hashes, ~2x cheaper than
+        one sort of (hash, arrival rank) pairs over the whole batch. Which bucket each merged hash belongs to is
+        only needed by the next batch: it is worked out on a background thread while the rows are written."""
         saved = (dict(self.non_full), list(self.all_buckets), self.upper_bound_reached)
         given = self._place(len(hashes), my_bucket=my_bucket, max_buckets=-1, rng=None)  # arrival order
         bounds = (np.flatnonzero(given[1:] != given[:-1]) + 1).tolist()
         starts, ends = [0, *bounds], [*bounds, len(given)]
         sorted_runs = sort_each([hashes[s:e] for s, e in zip(starts, ends)])
-        runs = np.concatenate(sorted_runs)
-        order = stable_argsort(runs)
-        merged = runs[order]
+        merged = np.sort(np.concatenate(sorted_runs), kind="stable")  # timsort merges the sorted runs
         if bool((merged[1:] == merged[:-1]).any()):  # a hash twice: the general path ranks arrivals
             self.non_full, self.all_buckets, self.upper_bound_reached = saved
             return None
-        run_buckets = np.repeat(given[starts], np.diff([*starts, len(given)]))
-        self.hashes, self.buckets = merged, run_buckets[order].astype(np.int16)
         # each bucket fills one run of arrival order (buckets are filled one after the other)
         by_bucket = tuple((int(given[s]), run) for s, run in zip(starts, sorted_runs))
-        return Assigned(given.astype(np.int32), self.hashes, self.buckets, by_bucket)
+        buckets = Later(positions_bucket, merged, by_bucket)
+        self._pending = _Pending(merged, buckets)
+        return Assigned(given.astype(np.int32), merged, buckets, by_bucket)
 
     def _known(self, hashes: np.ndarray) -> _Known:
         """Buckets of the known hashes (-1 elsewhere) and the unknown hashes sorted, with the arrival rank (among

@@ -4,19 +4,23 @@ A dynamic-bucket write whose new keys all go to one bucket knows every row's buc
 the sorted hash set is only needed later (the bucket's index file at ``prepare_commit``, the assigner's next
 batch). Sorting 2M hashes takes ~70 ms of one core: on a thread of its own it overlaps the bucket's flush instead
 of delaying it (numpy's sort and compare release the GIL). A large first batch spread over several buckets sorts
-each bucket's share on its own (hash_index.PartitionIndex): those sorts run on all cores.
+each bucket's share on its own (hash_index.PartitionIndex): those sorts run on all cores, and which bucket each
+hash of the merged index belongs to is worked out in the background too.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Generic, TypeVar
 
 import numpy as np
 
-__all__ = ["DistinctSorted", "distinct_sorted", "sort_each"]
+__all__ = ["Later", "distinct_sorted", "distinct_sorted_later", "positions_bucket", "sort_each"]
+
+T = TypeVar("T")
 
 # Below this many values in all, one thread sorts them (a pool's start-up costs more than it saves).
 _PARALLEL_MIN = 1 << 18
@@ -43,23 +47,37 @@ def distinct_sorted(values: np.ndarray) -> np.ndarray:
     return out
 
 
-class DistinctSorted:
-    """``distinct_sorted(values)``, started now on its own thread; ``result()`` waits for it (and raises what it
-    raised). ``values`` must not change meanwhile."""
+class Later(Generic[T]):
+    """``fn(*args)``, started now on a thread of its own; ``result()`` waits for it (and raises what it raised).
+    The arguments must not change meanwhile."""
 
     __slots__ = ("_future",)
 
-    def __init__(self, values: np.ndarray) -> None:
-        self._future: Future[np.ndarray] = Future()
+    def __init__(self, fn: Callable[..., T], *args: object) -> None:
+        self._future: Future[T] = Future()
 
         def run() -> None:
             try:
-                self._future.set_result(distinct_sorted(values))
+                self._future.set_result(fn(*args))
             except BaseException as e:  # noqa: BLE001 - handed to whoever asks for the result
                 self._future.set_exception(e)
 
         # A thread per call (not a pool): a forked worker process (Spark's) inherits no dead pool threads.
         threading.Thread(target=run, name="laketide-hash-sort", daemon=True).start()
 
-    def result(self) -> np.ndarray:
+    def result(self) -> T:
         return self._future.result()
+
+
+def distinct_sorted_later(values: np.ndarray) -> Later[np.ndarray]:
+    """``distinct_sorted(values)`` on a background thread."""
+    return Later(distinct_sorted, values)
+
+
+def positions_bucket(merged: np.ndarray, runs: Sequence[tuple[int, np.ndarray]]) -> np.ndarray:
+    """The bucket of each of ``merged`` (sorted, distinct), given each bucket's hashes (``runs``, each sorted,
+    together exactly ``merged``): int16."""
+    out = np.empty(len(merged), dtype=np.int16)
+    for bucket, run in runs:
+        out[np.searchsorted(merged, run)] = bucket
+    return out

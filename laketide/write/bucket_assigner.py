@@ -35,7 +35,7 @@ from laketide.index.hash_index import (
     read_hash_index,
     write_hash_index,
 )
-from laketide.index.parallel_sort import DistinctSorted, distinct_sorted
+from laketide.index.parallel_sort import Later, distinct_sorted
 from laketide.meta.binary_row import (
     hash_bytes_by_words,
     hash_rows,
@@ -116,7 +116,7 @@ class DynamicBucketIndex:
     # (partition, bucket) -> the hashes notified since the last prepare_commit, each array flagged True when it
     # is already sorted and distinct and holds only hashes the bucket did not have (``notify_new``)
     # (or, flagged True too, the distinct hashes of a batch still being sorted: ``notify_later``)
-    _new: dict[tuple[bytes, int], list[tuple[np.ndarray | DistinctSorted, bool]]] = field(default_factory=dict)
+    _new: dict[tuple[bytes, int], list[tuple[np.ndarray | Later[np.ndarray], bool]]] = field(default_factory=dict)
     _by_partition: dict[bytes, list[int]] = field(init=False)
     generation: int = 0  # bumped by abort(): assigners built on this index drop what they remembered
 
@@ -180,7 +180,7 @@ class DynamicBucketIndex:
             part = hashes if idx is None else hashes[idx]
             self._new.setdefault((partition, bucket), []).append((part, True))
 
-    def notify_later(self, partition: bytes, bucket: int, hashes: DistinctSorted) -> None:
+    def notify_later(self, partition: bytes, bucket: int, hashes: Later[np.ndarray]) -> None:
         """A batch's hashes new to ``bucket``, still being sorted (``notify_new`` once ``prepare_commit`` has
         them)."""
         self._new.setdefault((partition, bucket), []).append((hashes, True))
@@ -215,9 +215,9 @@ class DynamicBucketIndex:
         self.generation += 1
 
 
-def _distinct_sorted(parts: list[tuple[np.ndarray | DistinctSorted, bool]]) -> np.ndarray:
+def _distinct_sorted(parts: list[tuple[np.ndarray | Later[np.ndarray], bool]]) -> np.ndarray:
     """The distinct hashes of ``parts``, sorted; one part from ``notify_new`` / ``notify_later`` already is."""
-    arrays = [hashes.result() if isinstance(hashes, DistinctSorted) else hashes for hashes, _ in parts]
+    arrays = [hashes.result() if isinstance(hashes, Later) else hashes for hashes, _ in parts]
     if len(parts) == 1 and parts[0][1]:
         return arrays[0]
     return distinct_sorted(np.concatenate(arrays))

@@ -9,7 +9,7 @@ import pytest
 
 from laketide.fs import LocalFileIO
 from laketide.index.hash_index import PartitionIndex, read_hash_index
-from laketide.index.parallel_sort import DistinctSorted, distinct_sorted, sort_each
+from laketide.index.parallel_sort import Later, distinct_sorted, distinct_sorted_later, sort_each
 from laketide.write.bucket_assigner import DynamicBucketIndex
 from tests.unit.test_hash_index import _java_assign
 
@@ -68,7 +68,7 @@ def test_index_file_of_a_deferred_batch_is_sorted_and_distinct(tmp_path) -> None
     io = LocalFileIO()
     index = DynamicBucketIndex(file_io=io, table_path=str(tmp_path), files={})
     batch = _batch(3, ROWS, 40)
-    index.notify_later(b"p", 0, DistinctSorted(batch))
+    index.notify_later(b"p", 0, distinct_sorted_later(batch))
     index.notify(b"p", 0, np.array([5, 5, -1], np.int32))  # and hashes notified row by row, in the same bucket
     (new, old), = index.prepare_commit().values()
     assert old is None
@@ -78,7 +78,7 @@ def test_index_file_of_a_deferred_batch_is_sorted_and_distinct(tmp_path) -> None
 
 def test_background_sort_hands_over_its_failure() -> None:
     with pytest.raises(ValueError):
-        DistinctSorted(np.array(["not", "ints"])).result()  # type: ignore[arg-type]
+        distinct_sorted_later(np.array(["not", "ints"])).result()  # type: ignore[arg-type]
 
 
 def test_sort_each_and_distinct_sorted() -> None:
@@ -87,3 +87,28 @@ def test_sort_each_and_distinct_sorted() -> None:
     assert [a.tolist() for a in sort_each(arrays)] == [sorted(a.tolist()) for a in arrays]
     assert distinct_sorted(np.array([3, -1, 3, 7, -1], np.int32)).tolist() == [-1, 3, 7]
     assert distinct_sorted(np.zeros(0, np.int32)).tolist() == []
+
+
+def test_large_first_batch_over_several_buckets_matches_java() -> None:
+    """Each bucket's share sorted on its own thread, the merged hashes' buckets worked out in the background."""
+    target, rows = 80_000, 300_000  # above parallel_sort._PARALLEL_MIN: four buckets, the last one part full
+    rng = np.random.default_rng(11)
+    batch = rng.permutation(np.arange(-(2**31), 2**31, 7919, dtype=np.int64))[:rows].astype(np.int32)  # distinct
+    ours = PartitionIndex(target_row_num=target)
+    index: dict = {}
+    non_full: dict = {}
+    total: list = []
+    got = ours.assign_new(batch)
+    assert got.buckets.tolist() == _java_assign(index, non_full, total, batch.tolist(), target, -1)
+    fresh = sorted(index)
+    assert got.new_hashes.tolist() == fresh and got.new_buckets.tolist() == [index[h] for h in fresh]
+    assert [(b, part.tolist()) for b, part in got.by_bucket or ()] == [
+        (b, sorted(h for h in fresh if index[h] == b)) for b in range(4)]
+    assert ours.hashes.tolist() == fresh and ours.buckets.tolist() == [index[h] for h in fresh]
+    assert {b: n for b, n in ours.non_full.items() if n < target} == non_full  # full ones are dropped lazily
+    more = np.concatenate([batch[::1000], _batch(12, 30_000, 0)])
+    assert ours.assign(more).tolist() == _java_assign(index, non_full, total, more.tolist(), target, -1)
+
+
+def test_later_runs_a_call_in_the_background() -> None:
+    assert Later(sorted, [3, 1, 2]).result() == [1, 2, 3]
