@@ -14,6 +14,7 @@ Paimon: index.HashIndexFile, utils.IntFileUtils, index.PartitionIndex, index.Buc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -22,6 +23,7 @@ import numpy as np
 from laketide.exceptions import CorruptMetadataError, LaketideError
 from laketide.fs import FileIO
 from laketide.meta.manifest import IndexFileMeta
+from laketide.index.split_search import search_by_halves
 from laketide.index.parallel_sort import Later, distinct_sorted_later, positions_bucket, sort_each
 from laketide.meta.stable_sort import stable_argsort
 
@@ -128,6 +130,10 @@ def _insert_sorted(hashes: np.ndarray, buckets: np.ndarray, at: np.ndarray, new_
 # From this many rows on, a first batch into one bucket has its hashes sorted in the background (a thread's start
 # costs ~0.1 ms; sorting 64k hashes ~2 ms).
 _LATER_MIN = 1 << 16
+
+
+# From this many hashes on, a batch is looked up on two cores (index/split_search.py).
+_SPLIT_MIN = 1 << 18
 
 
 # Sorted queries at least 1/8 of the sorted values: one merge of the two runs beats a binary search per query.
@@ -439,6 +445,12 @@ class PartitionIndex:
         distinct, a plain sort of the hashes does (no rank: ``rank`` is None).
         """
         n = len(hashes)
+        if len(self.hashes) and n >= _SPLIT_MIN and (os.cpu_count() or 1) > 1:
+            split = search_by_halves(self.hashes, self.buckets, hashes, sorted_search=_sorted_search)
+            if len(split.sorted_new) == 0:
+                return _Known(split.buckets, None, None)
+            ranks = np.cumsum(split.buckets < 0) - 1  # rank of each unknown row among the unknown rows
+            return _Known(split.buckets, split.sorted_new, ranks[split.rows_new], split.insert_at)
         out = np.full(n, -1, dtype=np.int32)
         if len(self.hashes) and n >= _SORTED_SEARCH_MIN:
             order = stable_argsort(hashes)

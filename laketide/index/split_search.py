@@ -1,0 +1,63 @@
+"""Looking a large batch of hashes up in a sorted hash index on two cores: negative and non-negative hashes apart.
+
+Every negative hash sorts before every non-negative one, in the batch as in the index, so the two halves are
+searched independently (each: a stable sort of its queries, a merge against its part of the index), one on a
+worker thread (numpy's sorts and searches release the GIL), and their results line up end to end: the unknown
+hashes of the negative half, then those of the other, are the unknown hashes sorted.
+
+A dynamic-bucket upsert of 2M rows into an 8M-key index spent ~0.2 s of one core here before its rows were routed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from laketide.meta.stable_sort import stable_argsort
+
+__all__ = ["KnownSplit", "search_by_halves"]
+
+
+@dataclass(frozen=True, slots=True)
+class KnownSplit:
+    buckets: np.ndarray  # int32 per row, -1 where the hash is unknown
+    sorted_new: np.ndarray  # the unknown rows' hashes, sorted (ties in arrival order)
+    rows_new: np.ndarray  # the row of each of ``sorted_new``
+    insert_at: np.ndarray  # each of ``sorted_new``'s insertion point in the index
+
+
+def search_by_halves(index_hashes: np.ndarray, index_buckets: np.ndarray, hashes: np.ndarray, *,
+                     sorted_search: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> KnownSplit:
+    """The bucket of each of ``hashes`` (int32) in the index (sorted distinct ``index_hashes``, ``index_buckets``
+    aligned), -1 where unknown, and the unknown ones sorted. ``sorted_search(values, sorted_queries)`` is
+    ``np.searchsorted`` for sorted queries."""
+    out = np.full(len(hashes), -1, dtype=np.int32)
+    split = int(np.searchsorted(index_hashes, 0))
+    negative = hashes < 0
+    halves = [(np.flatnonzero(negative), 0, split), (np.flatnonzero(~negative), split, len(index_hashes))]
+
+    def search(half: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows, lo, hi = halves[half]
+        queries = hashes[rows]
+        order = stable_argsort(queries)
+        sorted_q = queries[order]
+        rows = rows[order]  # the row of each sorted query
+        values = index_hashes[lo:hi]
+        if len(values) == 0:
+            return sorted_q, rows, np.full(len(rows), lo, dtype=np.intp)
+        at = sorted_search(values, sorted_q)
+        pos = np.minimum(at, len(values) - 1)
+        hit = values[pos] == sorted_q
+        out[rows[hit]] = index_buckets[lo:hi][pos[hit]]  # the halves' rows are disjoint
+        miss = ~hit
+        return sorted_q[miss], rows[miss], at[miss] + lo
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="laketide-hash-search") as pool:
+        upper = pool.submit(search, 1)
+        lower = search(0)
+        high = upper.result()
+    return KnownSplit(out, np.concatenate([lower[0], high[0]]), np.concatenate([lower[1], high[1]]),
+                      np.concatenate([lower[2], high[2]]))
