@@ -23,7 +23,7 @@ import numpy as np
 from laketide.exceptions import CorruptMetadataError, LaketideError
 from laketide.fs import FileIO
 from laketide.meta.manifest import IndexFileMeta
-from laketide.index.split_search import search_by_halves
+from laketide.index.split_search import merge_by_halves, merge_first_kept, search_by_halves
 from laketide.index.parallel_sort import Later, distinct_sorted_later, positions_bucket, sort_each
 from laketide.meta.stable_sort import stable_argsort
 
@@ -245,11 +245,11 @@ class PartitionIndex:
                 # Each of laketide's files is sorted: a stable sort merges the runs (timsort, ~10x a full sort)
                 # and puts the first file's copy of a hash two files hold first, the one kept (as np.unique's
                 # first index did); Java's files, in hash-set order, take the same path.
-                order = stable_argsort(all_h)
-                merged = all_h[order]
-                first = np.ones(len(merged), dtype=bool)
-                np.not_equal(merged[1:], merged[:-1], out=first[1:])
-                index.hashes, index.buckets = merged[first].astype(np.int32), all_b[order[first]]
+                all_h = all_h.astype(np.int32, copy=False)
+                if len(all_h) >= _SPLIT_MIN and (os.cpu_count() or 1) > 1:
+                    index.hashes, index.buckets = merge_by_halves(all_h, all_b)
+                else:
+                    index.hashes, index.buckets = merge_first_kept(all_h, all_b)
         ordered = sorted(counts)
         index.non_full = {b: counts[b] for b in ordered}
         index.all_buckets = list(ordered)

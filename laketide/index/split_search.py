@@ -61,3 +61,29 @@ def search_by_halves(index_hashes: np.ndarray, index_buckets: np.ndarray, hashes
         high = upper.result()
     return KnownSplit(out, np.concatenate([lower[0], high[0]]), np.concatenate([lower[1], high[1]]),
                       np.concatenate([lower[2], high[2]]))
+
+
+def merge_first_kept(hashes: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``hashes`` (int32) sorted with ``buckets`` aligned, a hash held more than once kept at its first position
+    (a stable sort: the runs of laketide's sorted index files merge in about one pass)."""
+    order = stable_argsort(hashes)
+    merged = hashes[order]
+    first = np.ones(len(merged), dtype=bool)
+    np.not_equal(merged[1:], merged[:-1], out=first[1:])
+    return merged[first], buckets[order[first]]
+
+
+def merge_by_halves(hashes: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``merge_first_kept``, the negative and the non-negative hashes merged on two cores (each keeps its order:
+    the first copy of a hash stays first)."""
+    negative = hashes < 0
+    rows = [np.flatnonzero(negative), np.flatnonzero(~negative)]
+
+    def merge(half: int) -> tuple[np.ndarray, np.ndarray]:
+        return merge_first_kept(hashes[rows[half]], buckets[rows[half]])
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="laketide-hash-search") as pool:
+        upper = pool.submit(merge, 1)
+        lower = merge(0)
+        high = upper.result()
+    return np.concatenate([lower[0], high[0]]), np.concatenate([lower[1], high[1]])

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from laketide.index.hash_index import PartitionIndex, _sorted_search
-from laketide.index.split_search import search_by_halves
+from laketide.index.split_search import merge_by_halves, merge_first_kept, search_by_halves
 from tests.unit.test_hash_index import _java_assign
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -59,3 +59,31 @@ def test_large_batch_against_an_index_matches_java() -> None:
     fresh = sorted(set(new.tolist()) - set(first.tolist()))
     assert got.new_hashes.tolist() == fresh and got.new_buckets.tolist() == [index[h] for h in fresh]
     assert ours.hashes.tolist() == sorted(index) and ours.buckets.tolist() == [index[h] for h in sorted(index)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.lists(st.one_of(INT32, EDGES, st.integers(-3, 3)), max_size=40)),
+                max_size=5), st.booleans())
+def test_merge_by_halves_equals_one_merge(files: list[tuple[int, list[int]]], sort_each: bool) -> None:
+    """Index files (laketide's sorted, Java's in any order) merged, the first file's copy of a shared hash kept."""
+    hashes = np.array([h for _, hs in files for h in (sorted(hs) if sort_each else hs)], dtype=np.int32)
+    buckets = np.array([b for b, hs in files for _ in hs], dtype=np.int16)
+    whole = merge_first_kept(hashes, buckets)
+    halves = merge_by_halves(hashes, buckets)
+    assert halves[0].tolist() == whole[0].tolist() == sorted(set(hashes.tolist()))
+    assert halves[1].tolist() == whole[1].tolist()
+    first: dict[int, int] = {}
+    for h, b in zip(hashes.tolist(), buckets.tolist()):
+        first.setdefault(h, b)
+    assert whole[1].tolist() == [first[h] for h in sorted(first)]
+
+
+def test_load_of_large_files_by_halves() -> None:
+    rng = np.random.default_rng(8)
+    parts = np.array_split(rng.permutation(np.arange(-(2**31), 2**31, 4099, dtype=np.int64))[:400_000], 3)
+    files = [(b, np.sort(p).astype(np.int32)) for b, p in enumerate(parts)]
+    files.append((3, files[0][1][:10]))  # a hash in two files: the first file's bucket is kept
+    ix = PartitionIndex.load(files, target_row_num=10**6)
+    expect = sorted((h, b) for b, hs in files[:3] for h in hs.tolist())
+    assert ix.hashes.tolist() == [h for h, _ in expect] and ix.buckets.tolist() == [b for _, b in expect]
+    assert ix.non_full == {0: len(parts[0]), 1: len(parts[1]), 2: len(parts[2]), 3: 10}
