@@ -419,7 +419,7 @@ class PartitionIndex:
         None, nothing changed): each bucket's share is one run of arrival order, so sorting each run on its own
         (on all cores) and merging the sorted runs (timsort, values only) gives the sorted hashes, ~2x cheaper than
         one sort of (hash, arrival rank) pairs over the whole batch. Which bucket each merged hash belongs to is
-        only needed by the next batch: it is worked out on a background thread while the rows are written."""
+        only needed by a next batch: it is worked out when one comes (a one-shot write has none)."""
         saved = (dict(self.non_full), list(self.all_buckets), self.upper_bound_reached)
         given = self._place(len(hashes), my_bucket=my_bucket, max_buckets=-1, rng=None)  # arrival order
         bounds = (np.flatnonzero(given[1:] != given[:-1]) + 1).tolist()
@@ -431,7 +431,7 @@ class PartitionIndex:
             return None
         # each bucket fills one run of arrival order (buckets are filled one after the other)
         by_bucket = tuple((int(given[s]), run) for s, run in zip(starts, sorted_runs))
-        buckets = Later(positions_bucket, merged, by_bucket)
+        buckets = Later(positions_bucket, merged, by_bucket, background=False)
         self._pending = _Pending(merged, buckets)
         return Assigned(given.astype(np.int32), merged, buckets, by_bucket)
 

@@ -5,7 +5,7 @@ the sorted hash set is only needed later (the bucket's index file at ``prepare_c
 batch). Sorting 2M hashes takes ~70 ms of one core: on a thread of its own it overlaps the bucket's flush instead
 of delaying it (numpy's sort and compare release the GIL). A large first batch spread over several buckets sorts
 each bucket's share on its own (hash_index.PartitionIndex): those sorts run on all cores, and which bucket each
-hash of the merged index belongs to is worked out in the background too.
+hash of the merged index belongs to is worked out only if a next batch asks (a one-shot write never does).
 """
 
 from __future__ import annotations
@@ -48,13 +48,18 @@ def distinct_sorted(values: np.ndarray) -> np.ndarray:
 
 
 class Later(Generic[T]):
-    """``fn(*args)``, started now on a thread of its own; ``result()`` waits for it (and raises what it raised).
+    """``fn(*args)``, started now on a thread of its own (``background=False``: run by the first ``result()``
+    call instead, so work nobody asks for costs nothing); ``result()`` waits for it (and raises what it raised).
     The arguments must not change meanwhile."""
 
-    __slots__ = ("_future",)
+    __slots__ = ("_future", "_call")
 
-    def __init__(self, fn: Callable[..., T], *args: object) -> None:
+    def __init__(self, fn: Callable[..., T], *args: object, background: bool = True) -> None:
         self._future: Future[T] = Future()
+        self._call: tuple[Callable[..., T], tuple[object, ...]] | None = None
+        if not background:
+            self._call = (fn, args)
+            return
 
         def run() -> None:
             try:
@@ -66,6 +71,13 @@ class Later(Generic[T]):
         threading.Thread(target=run, name="laketide-hash-sort", daemon=True).start()
 
     def result(self) -> T:
+        call, self._call = self._call, None
+        if call is not None:
+            fn, args = call
+            try:
+                self._future.set_result(fn(*args))
+            except BaseException as e:  # noqa: BLE001 - raised below, and to every later caller
+                self._future.set_exception(e)
         return self._future.result()
 
 

@@ -112,3 +112,19 @@ def test_large_first_batch_over_several_buckets_matches_java() -> None:
 
 def test_later_runs_a_call_in_the_background() -> None:
     assert Later(sorted, [3, 1, 2]).result() == [1, 2, 3]
+
+
+def test_later_on_demand_runs_once_when_asked() -> None:
+    calls: list[int] = []
+
+    def work(x: int) -> int:
+        calls.append(x)
+        return x * 2
+
+    later = Later(work, 21, background=False)
+    assert calls == []  # nothing done until asked
+    assert later.result() == 42 and later.result() == 42 and calls == [21]
+    failing = Later(int, "x", background=False)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            failing.result()
