@@ -185,6 +185,17 @@ class DynamicBucketIndex:
         them)."""
         self._new.setdefault((partition, bucket), []).append((hashes, True))
 
+    def notify_assigned(self, partition: bytes, got: Assigned) -> None:
+        """What an assigner met for the first time (``PartitionIndex.assign_new``), in whichever form it has it:
+        split by bucket, still being sorted, or with each hash's bucket (only then asked for: it may not be
+        worked out yet)."""
+        for bucket, later in got.later:
+            self.notify_later(partition, bucket, later)
+        if got.by_bucket is not None:
+            self.notify_new(partition, got.new_hashes, _NO_BUCKETS, got.by_bucket)
+        elif len(got.new_hashes):
+            self.notify_new(partition, got.new_hashes, got.new_buckets)
+
     def prepare_commit(self) -> dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]]:
         """Write a new index file for every bucket that gained hashes: (new file, the file it replaces)."""
         out: dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]] = {}
@@ -213,6 +224,9 @@ class DynamicBucketIndex:
     def abort(self) -> None:
         self._new.clear()
         self.generation += 1
+
+
+_NO_BUCKETS = np.zeros(0, np.int16)
 
 
 def _distinct_sorted(parts: list[tuple[np.ndarray | Later[np.ndarray], bool]]) -> np.ndarray:
@@ -373,9 +387,7 @@ def plan_dynamic(
                 # The assigner knows which hashes are new to their bucket, already sorted: the index files
                 # change by exactly these (a known hash is in its bucket's file or pending there already).
                 for got in fresh:
-                    index.notify_new(part, got.new_hashes, got.new_buckets, got.by_bucket)
-                    for bucket, later in got.later:
-                        index.notify_later(part, bucket, later)
+                    index.notify_assigned(part, got)
                 notify_rows = False
         for bucket, idx in bucket_runs(buckets):
             if notify_rows and index is not None and part_hashes is not None:

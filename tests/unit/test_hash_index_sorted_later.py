@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from laketide.fs import LocalFileIO
-from laketide.index.hash_index import PartitionIndex, read_hash_index
+from laketide.index.hash_index import Assigned, PartitionIndex, read_hash_index
 from laketide.index.parallel_sort import Later, distinct_sorted, distinct_sorted_later, sort_each
 from laketide.write.bucket_assigner import DynamicBucketIndex
 from tests.unit.test_hash_index import _java_assign
@@ -128,3 +128,20 @@ def test_later_on_demand_runs_once_when_asked() -> None:
     for _ in range(2):
         with pytest.raises(ValueError):
             failing.result()
+
+
+def test_index_files_never_ask_for_buckets_split_by_bucket_already(tmp_path) -> None:
+    """A first batch over several buckets hands each bucket's hashes over: the merged hashes' buckets (worked out
+    on demand) are not needed for the index files."""
+    def never(*_: object) -> np.ndarray:
+        raise AssertionError("asked for the buckets of the merged hashes")
+
+    runs = ((0, np.array([-5, 7], np.int32)), (1, np.array([-9, 3], np.int32)))
+    got = Assigned(np.array([0, 0, 1, 1], np.int32), np.array([-9, -5, 3, 7], np.int32),
+                   Later(never, background=False), runs)
+    io = LocalFileIO()
+    index = DynamicBucketIndex(file_io=io, table_path=str(tmp_path), files={})
+    index.notify_assigned(b"p", got)
+    files = {key[1]: read_hash_index(io, index.path(key, meta)).tolist()
+             for key, (meta, _) in index.prepare_commit().items()}
+    assert files == {0: [-5, 7], 1: [-9, 3]}
