@@ -227,6 +227,7 @@ class PartitionIndex:
         """
         hs: list[np.ndarray] = []
         bs: list[np.ndarray] = []
+        kept_files: list[tuple[int, np.ndarray]] = []
         counts: dict[int, int] = {}
         for bucket, hashes in files:
             if my_bucket(bucket):
@@ -234,8 +235,13 @@ class PartitionIndex:
             kept = hashes if keep_hash is None else hashes[keep_hash(hashes)]
             hs.append(kept)
             bs.append(np.full(len(kept), bucket, dtype=np.int16))
+            kept_files.append((bucket, kept))
         index = cls(target_row_num=target_row_num)
-        if hs:
+        if (len(kept_files) > 1 and sum(len(h) for h in hs) >= _SPLIT_MIN and (os.cpu_count() or 1) > 1
+                and all(len(h) < 2 or bool((h[1:] > h[:-1]).all()) for h in hs)):
+            # laketide's files, each sorted: merged by halves on two cores (index/split_search.py)
+            index.hashes, index.buckets = merge_by_halves(kept_files)
+        elif hs:
             all_h = np.concatenate(hs)
             all_b = np.concatenate(bs)
             if len(all_h) < 2 or bool((all_h[1:] > all_h[:-1]).all()):
@@ -245,11 +251,7 @@ class PartitionIndex:
                 # Each of laketide's files is sorted: a stable sort merges the runs (timsort, ~10x a full sort)
                 # and puts the first file's copy of a hash two files hold first, the one kept (as np.unique's
                 # first index did); Java's files, in hash-set order, take the same path.
-                all_h = all_h.astype(np.int32, copy=False)
-                if len(all_h) >= _SPLIT_MIN and (os.cpu_count() or 1) > 1:
-                    index.hashes, index.buckets = merge_by_halves(all_h, all_b)
-                else:
-                    index.hashes, index.buckets = merge_first_kept(all_h, all_b)
+                index.hashes, index.buckets = merge_first_kept(all_h.astype(np.int32, copy=False), all_b)
         ordered = sorted(counts)
         index.non_full = {b: counts[b] for b in ordered}
         index.all_buckets = list(ordered)
