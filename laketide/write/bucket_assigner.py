@@ -20,7 +20,9 @@ flink.sink.HashBucketAssignerOperator (channel and assigner counts)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -197,29 +199,61 @@ class DynamicBucketIndex:
             self.notify_new(partition, got.new_hashes, got.new_buckets)
 
     def prepare_commit(self) -> dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]]:
-        """Write a new index file for every bucket that gained hashes: (new file, the file it replaces)."""
+        """Write a new index file for every bucket that gained hashes: (new file, the file it replaces). Large
+        files are written on all cores; if one fails, the others written now are deleted and nothing changes."""
+        keys = list(self._new)
+        names = [self.paths.new_index_file_name() for _ in keys]
+        large = sum(len(p) if isinstance(p, np.ndarray) else _PARALLEL_FILE_HASHES
+                    for parts in self._new.values() for p, _ in parts)
+        workers = min(len(keys), os.cpu_count() or 1)
+        if workers > 1 and large >= _PARALLEL_FILE_HASHES:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="laketide-index-file") as pool:
+                futures = [pool.submit(self._bucket_file, key, name) for key, name in zip(keys, names)]
+            errors = [f.exception() for f in futures]
+            results = [None if e is not None else f.result() for f, e in zip(futures, errors)]
+        else:
+            results, errors = [], []
+            for key, name in zip(keys, names):
+                try:
+                    results.append(self._bucket_file(key, name))
+                    errors.append(None)
+                except BaseException as e:  # noqa: BLE001 - raised below, after the cleanup
+                    results.append(None)
+                    errors.append(e)
+                    break
+        failed = next((e for e in errors if e is not None), None)
+        if failed is not None:
+            for key, name in zip(keys, names):  # the failed one too: its write may have taken effect
+                self.file_io.delete_quietly(f"{self._new_file_dir(key)}/{name}")
+            raise failed
         out: dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]] = {}
-        for key, parts in self._new.items():
-            previous = self.files.get(key)
-            new = _distinct_sorted(parts)
-            if previous is None:
-                merged = new
-            else:
-                old = read_hash_index(self.file_io, self.path(key, previous))
-                if len(old) > 1 and not bool((old[1:] > old[:-1]).all()):
-                    old = distinct_sorted(old)  # not written by laketide: Java's files are in hash-set order
-                pos = np.minimum(np.searchsorted(old, new), max(len(old) - 1, 0))
-                fresh = new[old[pos] != new] if len(old) else new
-                if len(fresh) == 0:
-                    continue  # no new key in this bucket: the previous file stays (Java's `modified` flag)
-                merged = np.insert(old, np.searchsorted(old, fresh), fresh)
-            meta = write_hash_index(self.file_io, self._new_file_dir(key), self.paths.new_index_file_name(), merged)
-            out[key] = (meta, previous)
+        for key, got in zip(keys, results):
+            if got is None:
+                continue  # no new key in this bucket: the previous file stays (Java's `modified` flag)
+            out[key] = got
             if key not in self.files:
                 self._by_partition.setdefault(key[0], []).append(key[1])
-            self.files[key] = meta
+            self.files[key] = got[0]
         self._new.clear()
         return out
+
+    def _bucket_file(self, key: tuple[bytes, int], name: str) -> tuple[IndexFileMeta, IndexFileMeta | None] | None:
+        """The new index file of one bucket (previous hashes + new ones), written as ``name``; None when the bucket
+        gained no hash its file lacks."""
+        previous = self.files.get(key)
+        new = _distinct_sorted(self._new[key])
+        if previous is None:
+            merged = new
+        else:
+            old = read_hash_index(self.file_io, self.path(key, previous))
+            if len(old) > 1 and not bool((old[1:] > old[:-1]).all()):
+                old = distinct_sorted(old)  # not written by laketide: Java's files are in hash-set order
+            pos = np.minimum(np.searchsorted(old, new), max(len(old) - 1, 0))
+            fresh = new[old[pos] != new] if len(old) else new
+            if len(fresh) == 0:
+                return None
+            merged = np.insert(old, np.searchsorted(old, fresh), fresh)
+        return write_hash_index(self.file_io, self._new_file_dir(key), name, merged), previous
 
     def abort(self) -> None:
         self._new.clear()
@@ -227,6 +261,8 @@ class DynamicBucketIndex:
 
 
 _NO_BUCKETS = np.zeros(0, np.int16)
+# Index files of this many hashes in all (a still-sorting batch counts as this many) are written on all cores.
+_PARALLEL_FILE_HASHES = 1 << 18
 
 
 def _distinct_sorted(parts: list[tuple[np.ndarray | Later[np.ndarray], bool]]) -> np.ndarray:

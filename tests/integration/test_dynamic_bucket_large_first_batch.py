@@ -1,13 +1,20 @@
 """Dynamic-bucket writes whose first batch of a partition is large and fits one bucket (its hashes sorted in the
 background while the rows are written): rows, buckets and hash index files as a dict oracle and Java's rules say,
-through one-shot writes, several writes before a commit, an abort, and partitions of both kinds in one batch."""
+through one-shot writes, several writes before a commit, an abort, partitions of both kinds in one batch, and a
+failing index file among several written at once."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
+from laketide.catalog.filesystem import FileSystemCatalog
+from laketide.exceptions import InjectedFaultError
+from laketide.fs import LocalFileIO
+from laketide.fs.failing import FailingFileIO, FaultPoint
 from tests.integration.test_dynamic_bucket import SCHEMA, hash_files
 from tests.integration.test_dynamic_bucket_index_files import _batch, _check, _hashes
 
@@ -78,5 +85,44 @@ def test_assigners_each_defer_their_share(catalog, parallelism: str) -> None:
     t.write(_batch(keys, "x", "a"))
     files = hash_files(t)
     assert sorted(b for _, b in files) == [0, 1]  # assigner i owns bucket i
+    _check(t, {"": set(keys.tolist())})
+    assert len(_rows(t)) == len(keys)
+
+
+class _FailNthIndexFile(FailingFileIO):
+    """Fails the write of the ``n``-th hash index file (before it, or after it took effect)."""
+
+    def __init__(self, n: int, point: FaultPoint) -> None:
+        super().__init__(LocalFileIO(), failure_rate=0.0, budget=0)
+        self.n, self.point, self.written = n, point, 0
+
+    def _gate(self, op: str, path: str, *, mutating: bool) -> FaultPoint | None:
+        if op == "write" and "/index-" in path:
+            with self._lock:
+                self.written += 1
+                hit = self.written == self.n
+            if hit and self.point is FaultPoint.BEFORE:
+                raise InjectedFaultError(f"Injected failure of '{op}' of '{path}'")
+            return self.point if hit else None
+        return None
+
+
+@pytest.mark.parametrize("rows", [300_000, 30_000], ids=["at-once", "one-by-one"])
+@pytest.mark.parametrize("point", [FaultPoint.BEFORE, FaultPoint.AFTER])
+def test_a_failing_index_file_leaves_none(tmp_path, point: FaultPoint, rows: int) -> None:
+    """Four buckets' index files (large ones written at once); one failing leaves no index or data file, and the
+    same table object writes them all afterwards."""
+    cat = FileSystemCatalog(str(tmp_path / "wh"), file_io=_FailNthIndexFile(3, point))
+    cat.create_database("db")
+    t = cat.create_table("db.t", SCHEMA, primary_key=["k"],
+                         options={"dynamic-bucket.target-row-num": str(rows * 4 // 15)})
+    keys = np.arange(rows)
+    with pytest.raises(InjectedFaultError):
+        t.write(_batch(keys, "x", "a"))
+    root = Path(t.path.removeprefix("file://"))
+    assert t.snapshot_manager.latest_snapshot_id() is None
+    assert not list(root.glob("**/index-*")) and not list(root.glob("**/data-*"))
+    t.write(_batch(keys, "x", "a"))
+    assert sorted(b for _, b in hash_files(t)) == [0, 1, 2, 3]
     _check(t, {"": set(keys.tolist())})
     assert len(_rows(t)) == len(keys)
