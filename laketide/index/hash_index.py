@@ -292,7 +292,7 @@ class PartitionIndex:
         pending = self._pending
         if pending is None:
             return
-        self._pending = None
+        # (a failure raises here and leaves the batch pending: the index never looks settled without it)
         hashes = pending.hashes.result() if isinstance(pending.hashes, Later) else pending.hashes
         if isinstance(pending.buckets, Later):
             buckets = pending.buckets.result()
@@ -300,6 +300,7 @@ class PartitionIndex:
             buckets = np.full(len(hashes), pending.buckets, dtype=np.int16)
             # _place counted every row of the batch; a repeated hash takes one place in its bucket
             self._non_full[pending.buckets] -= pending.counted - len(hashes)
+        self._pending = None
         self._hashes, self._buckets = hashes, buckets
 
     def __len__(self) -> int:

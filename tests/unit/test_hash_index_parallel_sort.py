@@ -4,6 +4,8 @@ are exactly what Java's row-at-a-time assigner and maintainer give, repeated has
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -145,3 +147,21 @@ def test_index_files_never_ask_for_buckets_split_by_bucket_already(tmp_path) -> 
     files = {key[1]: read_hash_index(io, index.path(key, meta)).tolist()
              for key, (meta, _) in index.prepare_commit().items()}
     assert files == {0: [-5, 7], 1: [-9, 3]}
+
+
+def test_a_failed_background_sort_keeps_failing_never_looks_settled() -> None:
+    ours = PartitionIndex(target_row_num=10**6)
+    batch = _batch(21, ROWS, 0)
+    ours.assign_new(batch)
+    assert ours._pending is not None
+    # the sort of the pending batch failed (e.g. out of memory): every use raises, none sees an empty index
+    ours._pending = replace(ours._pending, hashes=Later(_raise_memory_error, background=False))
+    for _ in range(2):
+        with pytest.raises(MemoryError):
+            ours.assign_new(batch[:10])
+        with pytest.raises(MemoryError):
+            len(ours)
+
+
+def _raise_memory_error() -> np.ndarray:
+    raise MemoryError("sorting the batch's hashes")
