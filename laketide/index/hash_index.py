@@ -14,6 +14,7 @@ Paimon: index.HashIndexFile, utils.IntFileUtils, index.PartitionIndex, index.Buc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -22,6 +23,8 @@ import numpy as np
 from laketide.exceptions import CorruptMetadataError, LaketideError
 from laketide.fs import FileIO
 from laketide.meta.manifest import IndexFileMeta
+from laketide.index.split_search import merge_by_halves, merge_first_kept, search_by_halves
+from laketide.index.parallel_sort import Later, distinct_sorted_later, positions_bucket, sort_each
 from laketide.meta.stable_sort import stable_argsort
 
 __all__ = [
@@ -124,6 +127,15 @@ def _insert_sorted(hashes: np.ndarray, buckets: np.ndarray, at: np.ndarray, new_
     return out_h, out_b
 
 
+# From this many rows on, a first batch into one bucket has its hashes sorted in the background (a thread's start
+# costs ~0.1 ms; sorting 64k hashes ~2 ms).
+_LATER_MIN = 1 << 16
+
+
+# From this many hashes on, a batch is looked up on two cores (index/split_search.py).
+_SPLIT_MIN = 1 << 18
+
+
 # Sorted queries at least 1/8 of the sorted values: one merge of the two runs beats a binary search per query.
 _MERGE_MIN_SHARE = 8
 
@@ -155,9 +167,25 @@ class Assigned:
 
     buckets: np.ndarray
     new_hashes: np.ndarray
-    new_buckets: np.ndarray
+    _new_buckets: np.ndarray | Later[np.ndarray]  # (or still being worked out, when ``by_bucket`` is given)
     # the same new hashes split by bucket, each part sorted, when that came for free (else None)
     by_bucket: tuple[tuple[int, np.ndarray], ...] | None = None
+    # new hashes still being sorted (then ``new_hashes`` is empty): per bucket, its distinct new hashes
+    later: tuple[tuple[int, Later[np.ndarray]], ...] = ()
+
+    @property
+    def new_buckets(self) -> np.ndarray:
+        b = self._new_buckets
+        return b.result() if isinstance(b, Later) else b
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A first batch whose index state is still being worked out on a background thread."""
+
+    hashes: np.ndarray | Later[np.ndarray]  # its distinct hashes, sorted
+    buckets: int | Later[np.ndarray]  # the one bucket of every row, or the bucket of each of ``hashes``
+    counted: int = 0  # one bucket: the rows _place counted (a repeated hash takes one place)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +201,15 @@ class PartitionIndex:
     """hash -> bucket of one partition, as one assigner sees it (Paimon: index.PartitionIndex)."""
 
     target_row_num: int
-    hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # sorted, unique
-    buckets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))  # aligned with hashes
+    _hashes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # sorted, unique
+    _buckets: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int16))  # aligned with hashes
     # bucket -> rows, for buckets this assigner may fill, ascending ids (Java's HashMap order for small ints)
-    non_full: dict[int, int] = field(default_factory=dict)
+    _non_full: dict[int, int] = field(default_factory=dict)
     all_buckets: list[int] = field(default_factory=list)  # every bucket this assigner owns, in creation order
     upper_bound_reached: bool = False
     accessed: bool = True
+    # A first batch that went to one bucket, its hashes still being sorted (joined in at the next use).
+    _pending: _Pending | None = None
 
     @classmethod
     def load(
@@ -197,6 +227,7 @@ class PartitionIndex:
         """
         hs: list[np.ndarray] = []
         bs: list[np.ndarray] = []
+        kept_files: list[tuple[int, np.ndarray]] = []
         counts: dict[int, int] = {}
         for bucket, hashes in files:
             if my_bucket(bucket):
@@ -204,8 +235,13 @@ class PartitionIndex:
             kept = hashes if keep_hash is None else hashes[keep_hash(hashes)]
             hs.append(kept)
             bs.append(np.full(len(kept), bucket, dtype=np.int16))
+            kept_files.append((bucket, kept))
         index = cls(target_row_num=target_row_num)
-        if hs:
+        if (len(kept_files) > 1 and sum(len(h) for h in hs) >= _SPLIT_MIN and (os.cpu_count() or 1) > 1
+                and all(len(h) < 2 or bool((h[1:] > h[:-1]).all()) for h in hs)):
+            # laketide's files, each sorted: merged by halves on two cores (index/split_search.py)
+            index.hashes, index.buckets = merge_by_halves(kept_files)
+        elif hs:
             all_h = np.concatenate(hs)
             all_b = np.concatenate(bs)
             if len(all_h) < 2 or bool((all_h[1:] > all_h[:-1]).all()):
@@ -215,15 +251,57 @@ class PartitionIndex:
                 # Each of laketide's files is sorted: a stable sort merges the runs (timsort, ~10x a full sort)
                 # and puts the first file's copy of a hash two files hold first, the one kept (as np.unique's
                 # first index did); Java's files, in hash-set order, take the same path.
-                order = stable_argsort(all_h)
-                merged = all_h[order]
-                first = np.ones(len(merged), dtype=bool)
-                np.not_equal(merged[1:], merged[:-1], out=first[1:])
-                index.hashes, index.buckets = merged[first].astype(np.int32), all_b[order[first]]
+                index.hashes, index.buckets = merge_first_kept(all_h.astype(np.int32, copy=False), all_b)
         ordered = sorted(counts)
         index.non_full = {b: counts[b] for b in ordered}
         index.all_buckets = list(ordered)
         return index
+
+    @property
+    def hashes(self) -> np.ndarray:
+        """The known hashes, sorted and distinct."""
+        self._settle()
+        return self._hashes
+
+    @hashes.setter
+    def hashes(self, values: np.ndarray) -> None:
+        self._hashes = values
+
+    @property
+    def buckets(self) -> np.ndarray:
+        """The bucket of each of ``hashes`` (int16)."""
+        self._settle()
+        return self._buckets
+
+    @buckets.setter
+    def buckets(self, values: np.ndarray) -> None:
+        self._buckets = values
+
+    @property
+    def non_full(self) -> dict[int, int]:
+        """Bucket -> rows, for the buckets this assigner may still fill (ascending ids)."""
+        self._settle()
+        return self._non_full
+
+    @non_full.setter
+    def non_full(self, values: dict[int, int]) -> None:
+        self._non_full = values
+
+    def _settle(self) -> None:
+        """Join a first batch worked out in the background into the index."""
+        pending = self._pending
+        if pending is None:
+            return
+        # (a failure raises here and leaves the batch pending: the index never looks settled without it)
+        hashes = pending.hashes.result() if isinstance(pending.hashes, Later) else pending.hashes
+        if isinstance(pending.buckets, Later):
+            buckets = pending.buckets.result()
+        else:
+            buckets = np.full(len(hashes), pending.buckets, dtype=np.int16)
+            # _place counted every row of the batch; a repeated hash takes one place in its bucket
+            self._non_full[pending.buckets] -= pending.counted - len(hashes)
+        self._pending = None
+        self._hashes, self._buckets = hashes, buckets
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -270,6 +348,10 @@ class PartitionIndex:
         buckets: what the bucket index files gain, without sorting them again."""
         self.accessed = True
         hashes = np.asarray(hashes, dtype=np.int32)
+        if len(self.hashes) == 0 and len(hashes) >= _LATER_MIN and max_buckets == -1:
+            later = self._assign_one_bucket_later(hashes, my_bucket=my_bucket)
+            if later is not None:
+                return later
         if (len(self.hashes) == 0 and len(hashes) >= _SORTED_SEARCH_MIN and max_buckets == -1
                 and not self._fits_one_bucket(len(hashes))):
             got = self._assign_distinct_into_empty(hashes, my_bucket=my_bucket)
@@ -317,28 +399,44 @@ class PartitionIndex:
             self.hashes, self.buckets = _insert_sorted(self.hashes, self.buckets, pos, new_h, bucket_of_new)
         return Assigned(out, new_h, bucket_of_new)
 
+    def _assign_one_bucket_later(self, hashes: np.ndarray, *, my_bucket: Callable[[int], bool]) -> Assigned | None:
+        """A large first batch of a partition that fits one bucket (else None, nothing changed): every row goes to
+        that bucket, a repeated hash too (its first arrival went there). The distinct hashes - the bucket's index
+        file and this index's next state - are sorted on a background thread while the rows are written."""
+        if not self._fits_one_bucket(len(hashes)):
+            return None
+        saved = (dict(self.non_full), list(self.all_buckets), self.upper_bound_reached)
+        given = self._place(len(hashes), my_bucket=my_bucket, max_buckets=-1, rng=None)  # counts every row
+        if not _uniform(given):  # the guess was wrong: leave it to the general path
+            self.non_full, self.all_buckets, self.upper_bound_reached = saved
+            return None
+        bucket = int(given[0])
+        distinct = distinct_sorted_later(hashes)
+        self._pending = _Pending(distinct, bucket, counted=len(hashes))
+        return Assigned(np.full(len(hashes), bucket, dtype=np.int32), _NO_HASHES, _NO_BUCKETS,
+                        later=((bucket, distinct),))
+
     def _assign_distinct_into_empty(self, hashes: np.ndarray, *,
                                     my_bucket: Callable[[int], bool]) -> Assigned | None:
         """A large first batch of a partition spread over several buckets, when its hashes are distinct (else
         None, nothing changed): each bucket's share is one run of arrival order, so sorting each run on its own
-        and merging the sorted runs (a stable sort: timsort) gives the sorted hashes with their buckets, ~2x
-        cheaper than one sort of (hash, arrival rank) pairs over the whole batch."""
+        (on all cores) and merging the sorted runs (timsort, values only) gives the sorted hashes, ~2x cheaper than
+        one sort of (hash, arrival rank) pairs over the whole batch. Which bucket each merged hash belongs to is
+        only needed by a next batch: it is worked out when one comes (a one-shot write has none)."""
         saved = (dict(self.non_full), list(self.all_buckets), self.upper_bound_reached)
         given = self._place(len(hashes), my_bucket=my_bucket, max_buckets=-1, rng=None)  # arrival order
         bounds = (np.flatnonzero(given[1:] != given[:-1]) + 1).tolist()
         starts, ends = [0, *bounds], [*bounds, len(given)]
-        sorted_runs = [np.sort(hashes[s:e]) for s, e in zip(starts, ends)]
-        runs = np.concatenate(sorted_runs)
-        order = stable_argsort(runs)
-        merged = runs[order]
+        sorted_runs = sort_each([hashes[s:e] for s, e in zip(starts, ends)])
+        merged = np.sort(np.concatenate(sorted_runs), kind="stable")  # timsort merges the sorted runs
         if bool((merged[1:] == merged[:-1]).any()):  # a hash twice: the general path ranks arrivals
             self.non_full, self.all_buckets, self.upper_bound_reached = saved
             return None
-        run_buckets = np.repeat(given[starts], np.diff([*starts, len(given)]))
-        self.hashes, self.buckets = merged, run_buckets[order].astype(np.int16)
         # each bucket fills one run of arrival order (buckets are filled one after the other)
         by_bucket = tuple((int(given[s]), run) for s, run in zip(starts, sorted_runs))
-        return Assigned(given.astype(np.int32), self.hashes, self.buckets, by_bucket)
+        buckets = Later(positions_bucket, merged, by_bucket, background=False)
+        self._pending = _Pending(merged, buckets)
+        return Assigned(given.astype(np.int32), merged, buckets, by_bucket)
 
     def _known(self, hashes: np.ndarray) -> _Known:
         """Buckets of the known hashes (-1 elsewhere) and the unknown hashes sorted, with the arrival rank (among
@@ -350,6 +448,12 @@ class PartitionIndex:
         distinct, a plain sort of the hashes does (no rank: ``rank`` is None).
         """
         n = len(hashes)
+        if len(self.hashes) and n >= _SPLIT_MIN and (os.cpu_count() or 1) > 1:
+            split = search_by_halves(self.hashes, self.buckets, hashes, sorted_search=_sorted_search)
+            if len(split.sorted_new) == 0:
+                return _Known(split.buckets, None, None)
+            ranks = np.cumsum(split.buckets < 0) - 1  # rank of each unknown row among the unknown rows
+            return _Known(split.buckets, split.sorted_new, ranks[split.rows_new], split.insert_at)
         out = np.full(n, -1, dtype=np.int32)
         if len(self.hashes) and n >= _SORTED_SEARCH_MIN:
             order = stable_argsort(hashes)

@@ -20,7 +20,9 @@ flink.sink.HashBucketAssignerOperator (channel and assigner counts)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +37,7 @@ from laketide.index.hash_index import (
     read_hash_index,
     write_hash_index,
 )
+from laketide.index.parallel_sort import Later, distinct_sorted
 from laketide.meta.binary_row import (
     hash_bytes_by_words,
     hash_rows,
@@ -98,17 +101,6 @@ def partition_hash(partition: bytes) -> int:
     return hash_bytes_by_words(partition[4:])
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct int32s: a sort and a neighbour compare (numpy's hash-based unique is slower here)."""
-    a = np.sort(values)
-    if len(a) < 2:
-        return a
-    keep = np.empty(len(a), dtype=bool)
-    keep[0] = True
-    np.not_equal(a[1:], a[:-1], out=keep[1:])
-    return a[keep]
-
-
 @dataclass(slots=True)
 class DynamicBucketIndex:
     """The hash index files a writer builds on: the base snapshot's HASH entries, then the files it prepared.
@@ -125,7 +117,8 @@ class DynamicBucketIndex:
     paths: TablePaths = field(init=False)
     # (partition, bucket) -> the hashes notified since the last prepare_commit, each array flagged True when it
     # is already sorted and distinct and holds only hashes the bucket did not have (``notify_new``)
-    _new: dict[tuple[bytes, int], list[tuple[np.ndarray, bool]]] = field(default_factory=dict)
+    # (or, flagged True too, the distinct hashes of a batch still being sorted: ``notify_later``)
+    _new: dict[tuple[bytes, int], list[tuple[np.ndarray | Later[np.ndarray], bool]]] = field(default_factory=dict)
     _by_partition: dict[bytes, list[int]] = field(init=False)
     generation: int = 0  # bumped by abort(): assigners built on this index drop what they remembered
 
@@ -189,41 +182,95 @@ class DynamicBucketIndex:
             part = hashes if idx is None else hashes[idx]
             self._new.setdefault((partition, bucket), []).append((part, True))
 
+    def notify_later(self, partition: bytes, bucket: int, hashes: Later[np.ndarray]) -> None:
+        """A batch's hashes new to ``bucket``, still being sorted (``notify_new`` once ``prepare_commit`` has
+        them)."""
+        self._new.setdefault((partition, bucket), []).append((hashes, True))
+
+    def notify_assigned(self, partition: bytes, got: Assigned) -> None:
+        """What an assigner met for the first time (``PartitionIndex.assign_new``), in whichever form it has it:
+        split by bucket, still being sorted, or with each hash's bucket (only then asked for: it may not be
+        worked out yet)."""
+        for bucket, later in got.later:
+            self.notify_later(partition, bucket, later)
+        if got.by_bucket is not None:
+            self.notify_new(partition, got.new_hashes, _NO_BUCKETS, got.by_bucket)
+        elif len(got.new_hashes):
+            self.notify_new(partition, got.new_hashes, got.new_buckets)
+
     def prepare_commit(self) -> dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]]:
-        """Write a new index file for every bucket that gained hashes: (new file, the file it replaces)."""
+        """Write a new index file for every bucket that gained hashes: (new file, the file it replaces). Large
+        files are written on all cores; if one fails, the others written now are deleted and nothing changes."""
+        keys = list(self._new)
+        names = [self.paths.new_index_file_name() for _ in keys]
+        large = sum(len(p) if isinstance(p, np.ndarray) else _PARALLEL_FILE_HASHES
+                    for parts in self._new.values() for p, _ in parts)
+        workers = min(len(keys), os.cpu_count() or 1)
+        if workers > 1 and large >= _PARALLEL_FILE_HASHES:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="laketide-index-file") as pool:
+                futures = [pool.submit(self._bucket_file, key, name) for key, name in zip(keys, names)]
+            errors = [f.exception() for f in futures]
+            results = [None if e is not None else f.result() for f, e in zip(futures, errors)]
+        else:
+            results, errors = [], []
+            for key, name in zip(keys, names):
+                try:
+                    results.append(self._bucket_file(key, name))
+                    errors.append(None)
+                except BaseException as e:  # noqa: BLE001 - raised below, after the cleanup
+                    results.append(None)
+                    errors.append(e)
+                    break
+        failed = next((e for e in errors if e is not None), None)
+        if failed is not None:
+            for key, name in zip(keys, names):  # the failed one too: its write may have taken effect
+                self.file_io.delete_quietly(f"{self._new_file_dir(key)}/{name}")
+            raise failed
         out: dict[tuple[bytes, int], tuple[IndexFileMeta, IndexFileMeta | None]] = {}
-        for key, parts in self._new.items():
-            previous = self.files.get(key)
-            new = _distinct_sorted(parts)
-            if previous is None:
-                merged = new
-            else:
-                old = read_hash_index(self.file_io, self.path(key, previous))
-                if len(old) > 1 and not bool((old[1:] > old[:-1]).all()):
-                    old = _sorted_unique(old)  # not written by laketide: Java's files are in hash-set order
-                pos = np.minimum(np.searchsorted(old, new), max(len(old) - 1, 0))
-                fresh = new[old[pos] != new] if len(old) else new
-                if len(fresh) == 0:
-                    continue  # no new key in this bucket: the previous file stays (Java's `modified` flag)
-                merged = np.insert(old, np.searchsorted(old, fresh), fresh)
-            meta = write_hash_index(self.file_io, self._new_file_dir(key), self.paths.new_index_file_name(), merged)
-            out[key] = (meta, previous)
+        for key, got in zip(keys, results):
+            if got is None:
+                continue  # no new key in this bucket: the previous file stays (Java's `modified` flag)
+            out[key] = got
             if key not in self.files:
                 self._by_partition.setdefault(key[0], []).append(key[1])
-            self.files[key] = meta
+            self.files[key] = got[0]
         self._new.clear()
         return out
+
+    def _bucket_file(self, key: tuple[bytes, int], name: str) -> tuple[IndexFileMeta, IndexFileMeta | None] | None:
+        """The new index file of one bucket (previous hashes + new ones), written as ``name``; None when the bucket
+        gained no hash its file lacks."""
+        previous = self.files.get(key)
+        new = _distinct_sorted(self._new[key])
+        if previous is None:
+            merged = new
+        else:
+            old = read_hash_index(self.file_io, self.path(key, previous))
+            if len(old) > 1 and not bool((old[1:] > old[:-1]).all()):
+                old = distinct_sorted(old)  # not written by laketide: Java's files are in hash-set order
+            pos = np.minimum(np.searchsorted(old, new), max(len(old) - 1, 0))
+            fresh = new[old[pos] != new] if len(old) else new
+            if len(fresh) == 0:
+                return None
+            merged = np.insert(old, np.searchsorted(old, fresh), fresh)
+        return write_hash_index(self.file_io, self._new_file_dir(key), name, merged), previous
 
     def abort(self) -> None:
         self._new.clear()
         self.generation += 1
 
 
-def _distinct_sorted(parts: list[tuple[np.ndarray, bool]]) -> np.ndarray:
-    """The distinct hashes of ``parts``, sorted; one part from ``notify_new`` already is."""
+_NO_BUCKETS = np.zeros(0, np.int16)
+# Index files of this many hashes in all (a still-sorting batch counts as this many) are written on all cores.
+_PARALLEL_FILE_HASHES = 1 << 18
+
+
+def _distinct_sorted(parts: list[tuple[np.ndarray | Later[np.ndarray], bool]]) -> np.ndarray:
+    """The distinct hashes of ``parts``, sorted; one part from ``notify_new`` / ``notify_later`` already is."""
+    arrays = [hashes.result() if isinstance(hashes, Later) else hashes for hashes, _ in parts]
     if len(parts) == 1 and parts[0][1]:
-        return parts[0][0]
-    return _sorted_unique(np.concatenate([hashes for hashes, _ in parts]))
+        return arrays[0]
+    return distinct_sorted(np.concatenate(arrays))
 
 
 def _runs_by_bucket(buckets: np.ndarray) -> Iterator[tuple[int, np.ndarray | None]]:
@@ -376,7 +423,7 @@ def plan_dynamic(
                 # The assigner knows which hashes are new to their bucket, already sorted: the index files
                 # change by exactly these (a known hash is in its bucket's file or pending there already).
                 for got in fresh:
-                    index.notify_new(part, got.new_hashes, got.new_buckets, got.by_bucket)
+                    index.notify_assigned(part, got)
                 notify_rows = False
         for bucket, idx in bucket_runs(buckets):
             if notify_rows and index is not None and part_hashes is not None:

@@ -460,16 +460,23 @@ class TableWrite:
                     flushed.append([])
                     errors.append(e)
                     break
-        failed = next((e for e in errors if e is not None), None)
-        if failed is not None:
+        def forget_flushed() -> None:
             # A bucket that flushed has handed its files over (its writer forgot them): nobody will commit them now,
             # and abort() would not find them. The failed bucket's own files are left to abort().
             for (key, _), files in zip(items, flushed):
                 for f in files:
                     for path in self.path_factory.data_file_paths(key.partition, key.bucket, f):
                         self.file_io.delete_quietly(path)
+
+        failed = next((e for e in errors if e is not None), None)
+        if failed is not None:
+            forget_flushed()
             raise failed
-        indexes = self._dynamic_index.prepare_commit() if self._dynamic_index is not None else {}
+        try:
+            indexes = self._dynamic_index.prepare_commit() if self._dynamic_index is not None else {}
+        except BaseException:  # a hash index file failed (the index deleted its own): the data files go too
+            forget_flushed()
+            raise
         if self._assigner is not None:
             self._assigner.prepare_commit()
         for (key, w), files in zip(items, flushed):
