@@ -18,6 +18,7 @@ import pyarrow as pa
 from laketide.exceptions import InvalidOptionError, NoSuchTableError, TableAlreadyExistsError, UnsupportedFeatureError
 from laketide.spark.errors import typed_errors
 from laketide.spark.options import AUDIT_LOG, TableRef, absolute_warehouse, check_options, table_ref
+from laketide.spark.types import spark_name
 from laketide.spark.writer import (
     BUCKET_COLUMN,
     RESERVED_PREFIX,
@@ -105,7 +106,7 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
     bucket = jvm_bucket_column(df, router.key_columns, key_types, n)
     if bucket is None:  # key types the Java UDF does not encode, or no JDK: the same hash in Python
         make_udf: Any = arrow_udf  # its stubs know no variadic scalar functions
-        bucket = make_udf(router.buckets, IntegerType())(*[df[k] for k in router.key_columns])
+        bucket = make_udf(router.buckets, IntegerType())(*[df[spark_name(k)] for k in router.key_columns])
     bucketed = df.withColumn(BUCKET_COLUMN, bucket)
     if num_tasks is None:
         shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
@@ -113,7 +114,8 @@ def with_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = None) -> 
     if not part_keys:
         return bucketed.repartitionById(num_tasks, BUCKET_COLUMN)
     # (partition, bucket) -> one task: Spark's own hash of the partition values (in the JVM), then the bucket.
-    task = F.pmod(F.hash(*part_keys).cast("bigint") * n + F.col(BUCKET_COLUMN), F.lit(num_tasks)).cast("int")
+    partition_hash = F.hash(*[F.col(spark_name(p)) for p in part_keys]).cast("bigint")
+    task = F.pmod(partition_hash * n + F.col(BUCKET_COLUMN), F.lit(num_tasks)).cast("int")
     return bucketed.repartitionById(num_tasks, task)
 
 

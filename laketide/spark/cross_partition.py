@@ -48,7 +48,7 @@ import pyarrow.compute as pc
 from laketide.io.kv import VALUE_KIND
 from laketide.meta.commit_message import KeyIndexBase
 from laketide.spark.bucket_owners import SpreadAssigner, owned_live_counts, partition_offsets
-from laketide.spark.types import conform_to_spark, spark_arrow_schema, spark_name, spark_schema
+from laketide.spark.types import conform_to_spark, map_in_arrow, spark_arrow_schema, spark_name, spark_schema
 from laketide.spark.writer import BUCKET_COLUMN, ROW_KIND_COLUMN
 from laketide.types import to_arrow_schema
 from laketide.write.bucket_assigner import assigner_layout
@@ -105,7 +105,7 @@ def _by_key(df: DataFrame, table: Any, num_tasks: int | None) -> tuple[DataFrame
     n = assigner_layout(table.options, parallelism=num_tasks or shuffle).num_channels
     pk = list(table.schema.primary_keys)
     ordered = df.withColumn(ORDER_COLUMN, F.monotonically_increasing_id())
-    ordered = ordered.withColumn(_ASSIGNER, F.pmod(F.hash(*[ordered[k] for k in pk]), F.lit(n)))
+    ordered = ordered.withColumn(_ASSIGNER, F.pmod(F.hash(*[ordered[spark_name(k)] for k in pk]), F.lit(n)))
     return ordered.repartitionById(n, _ASSIGNER).sortWithinPartitions(ORDER_COLUMN), n
 
 
@@ -220,13 +220,14 @@ def cross_partition_routed(df: DataFrame, table: Any, *,
             for batch in out.to_batches():
                 yield conform_to_spark(batch, out_arrow)
 
-    assigned = by_key.mapInArrow(assign, out_schema)
+    assigned = map_in_arrow(by_key, assign, out_schema)
     shuffle = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions") or "200")
     writers = num_tasks or max(shuffle, 1)
     # No sort by arrival order before the writers: every row of a key comes from the one assigner task that owns
     # the key, which emits them in arrival order, and a shuffle keeps the order of one map task's rows for each
     # reducer (the default write path relies on the same order across map tasks).
-    routed = assigned.repartition(writers, *table.partition_keys, BUCKET_COLUMN)
+    routed = assigned.repartition(writers, *[assigned[spark_name(p)] for p in table.partition_keys],
+                                  assigned[BUCKET_COLUMN])
     yield routed, report
 
 

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from laketide.spark.types import spark_name
 from laketide.types import (
     BigIntType,
     BooleanType,
@@ -67,7 +68,8 @@ def jvm_bucket_column(df: DataFrame, key_columns: Sequence[str], key_types: Sequ
         if want is None or spark_types.get(name) != want:
             return None
         # A date goes as its epoch day: the slot holds that int, and no time zone touches it on the way.
-        fields.append((F.unix_date(F.col(name)) if want == "date" else F.col(name)).alias(f"k{len(fields)}"))
+        column = F.col(spark_name(name))
+        fields.append((F.unix_date(column) if want == "date" else column).alias(f"k{len(fields)}"))
     if not _registered(df.sparkSession):
         return None
     return F.call_function(_FUNCTION, F.struct(*fields), F.lit(num_buckets))

@@ -6,10 +6,16 @@ Spark checks the Arrow batches a Python source yields against the exact Arrow la
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 from pyspark.sql.types import StructType
 
-__all__ = ["spark_schema", "conform_to_spark", "spark_arrow_schema", "spark_name"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = ["spark_schema", "conform_to_spark", "map_in_arrow", "spark_arrow_schema", "spark_name"]
 
 
 def spark_schema(schema: pa.Schema) -> StructType:
@@ -39,3 +45,18 @@ def conform_to_spark(batch: pa.RecordBatch, schema: StructType | pa.Schema) -> p
         arr = batch.column(field.name)
         arrays.append(arr if arr.type.equals(field.type) else arr.cast(field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def map_in_arrow(df: DataFrame, func: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+                 schema: StructType) -> DataFrame:
+    """``df.mapInArrow(func, schema)``, also for columns whose names hold a dot: PySpark's mapInArrow resolves each
+    input column by its unquoted name (a dot reads as a field access), so such a frame's columns are renamed on the
+    way in and ``func`` gets its batches under their own names again."""
+    names = list(df.columns)
+    if not any("." in n for n in names):
+        return df.mapInArrow(func, schema)
+
+    def renamed(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return func(b.rename_columns(names) for b in batches)
+
+    return df.toDF(*[f"__laketide_c{i}" for i in range(len(names))]).mapInArrow(renamed, schema)

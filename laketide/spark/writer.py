@@ -39,6 +39,7 @@ from laketide.spark.options import (
     TableRef,
     int_option,
 )
+from laketide.spark.types import map_in_arrow, spark_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -274,7 +275,7 @@ def with_dynamic_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = N
         return router.assigners(layout, *columns)
 
     make_udf: Any = arrow_udf
-    routed = df.withColumn(ASSIGNER_COLUMN, make_udf(assigner_of, IntegerType())(*[df[k] for k in names]))
+    routed = df.withColumn(ASSIGNER_COLUMN, make_udf(assigner_of, IntegerType())(*[df[spark_name(k)] for k in names]))
     routed = routed.repartition(layout.num_channels, ASSIGNER_COLUMN)
 
     def assign(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -285,9 +286,9 @@ def with_dynamic_buckets(df: DataFrame, table: Any, *, num_tasks: int | None = N
             yield batch.append_column(BUCKET_COLUMN, buckets)
 
     out_schema = StructType([f for f in df.schema.fields] + [StructField(BUCKET_COLUMN, IntegerType(), False)])
-    assigned = routed.mapInArrow(assign, out_schema)
+    assigned = map_in_arrow(routed, assign, out_schema)
     writers = num_tasks or max(shuffle, 1)
-    return assigned.repartition(writers, *part_keys, BUCKET_COLUMN)
+    return assigned.repartition(writers, *[assigned[spark_name(p)] for p in part_keys], assigned[BUCKET_COLUMN])
 
 
 def key_index_option(base: KeyIndexBase) -> str:
