@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from laketide.spark.types import spark_name
+from laketide.spark.types import spark_column
 from laketide.types import (
     BigIntType,
     BooleanType,
@@ -68,7 +68,7 @@ def jvm_bucket_column(df: DataFrame, key_columns: Sequence[str], key_types: Sequ
         if want is None or spark_types.get(name) != want:
             return None
         # A date goes as its epoch day: the slot holds that int, and no time zone touches it on the way.
-        column = F.col(spark_name(name))
+        column = spark_column(name)
         fields.append((F.unix_date(column) if want == "date" else column).alias(f"k{len(fields)}"))
     if not _registered(df.sparkSession):
         return None

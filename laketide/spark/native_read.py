@@ -181,7 +181,7 @@ def _read_file_set(spark: SparkSession, file_set: FileSet, output: pa.Schema,
                    mapping: Mapping[str, str | None]) -> DataFrame:
     from pyspark.sql import functions as F  # noqa: N812
 
-    from laketide.spark.types import spark_schema
+    from laketide.spark.types import spark_column, spark_schema
 
     stored = pa.schema([output.field(n).with_name(src) for n, src in mapping.items() if src is not None])
     df = spark.read.schema(spark_schema(stored)).parquet(*file_set.paths)
@@ -191,7 +191,7 @@ def _read_file_set(spark: SparkSession, file_set: FileSet, output: pa.Schema,
     columns: list[Column] = []
     for field in target.fields:
         src = mapping[field.name]
-        columns.append(F.col(f"`{src}`").alias(field.name) if src is not None
+        columns.append(spark_column(src).alias(field.name) if src is not None
                        else F.lit(None).cast(field.dataType).alias(field.name))
     return df.select(*columns)
 

@@ -45,7 +45,7 @@ from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.commit_message import CommitMessage, WriteOrigin
 from laketide.options import ChangelogProducer, MergeEngine
 from laketide.spark.options import TableRef
-from laketide.spark.types import spark_name
+from laketide.spark.types import spark_column
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -62,13 +62,6 @@ NATIVE_CODECS = {"zstd": "zstd", "snappy": "snappy", "gzip": "gzip", "none": "un
 _KEY_TYPES = ("IntegerType", "LongType", "ShortType", "ByteType", "StringType", "DateType", "BooleanType")
 _UNTRUNCATED = 2**31 - 1  # parquet-mr's Integer.MAX_VALUE: statistics are not truncated
 _PLAIN_TYPES = _KEY_TYPES + ("FloatType", "DoubleType", "BinaryType", "TimestampNTZType", "TimestampType")
-
-
-def _col(name: str) -> Any:
-    """The column named ``name`` (a dot in a name is part of it, not a field access)."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    return F.col(spark_name(name))
 
 
 def native_write_blocker(df: DataFrame, table: Any, *, mode: str, options: Mapping[str, str]) -> str | None:
@@ -203,7 +196,7 @@ def native_frame(df: DataFrame, table: Any, *, base_seq: int, num_tasks: int | N
     keys = list(store.schema.trimmed_primary_keys) if table.primary_keys else []
     spark = df.sparkSession
     shuffle = int(spark.conf.get("spark.sql.shuffle.partitions") or "200")
-    rows = df.select(*[_not_null(_col(f.name), f.name, table) if not f.nullable else _col(f.name)
+    rows = df.select(*[_not_null(spark_column(f.name), f.name, table) if not f.nullable else spark_column(f.name)
                        for f in table.arrow_schema])
     if keys:
         rows = rows.withColumn(ORDER, F.monotonically_increasing_id())  # input order: the last row of a key wins
@@ -214,14 +207,14 @@ def native_frame(df: DataFrame, table: Any, *, base_seq: int, num_tasks: int | N
                                    router.num_buckets)
         if bucket is None:  # no Java UDF for these key types (or no JDK): the same hash in Python
             make_udf: Any = arrow_udf
-            bucket = make_udf(router.buckets, IntegerType())(*[_col(k) for k in router.key_columns])
+            bucket = make_udf(router.buckets, IntegerType())(*[spark_column(k) for k in router.key_columns])
         rows = rows.withColumn(BUCKET, bucket)
         tasks = num_tasks or (router.num_buckets if not part_keys else max(shuffle, 1))
         if not part_keys and tasks == router.num_buckets:
             rows = rows.repartitionById(tasks, BUCKET)  # bucket b is task b: no two buckets share a task
         else:
             # Hash of (partition, bucket): the windows below and the file writer need no second shuffle.
-            rows = rows.repartition(tasks, *[_col(p) for p in part_keys], _col(BUCKET))
+            rows = rows.repartition(tasks, *[spark_column(p) for p in part_keys], spark_column(BUCKET))
     else:
         rows = rows.withColumn(BUCKET, F.lit(0))
         if num_tasks is not None:
@@ -230,9 +223,9 @@ def native_frame(df: DataFrame, table: Any, *, base_seq: int, num_tasks: int | N
         # One sort of each (partition, bucket) by (key, input order) serves both windows (they ask for the same
         # ordering, so Spark sorts once): a row is its key's last when the next row has another key (keys are
         # never null, so a null lead means no next row); the survivors are numbered in key order.
-        group = [_col(c) for c in (*part_keys, BUCKET)]
-        key = F.struct(*[_col(k) for k in keys])
-        ordered = Window.partitionBy(*group).orderBy(*[_col(k) for k in keys], _col(ORDER))
+        group = [spark_column(c) for c in (*part_keys, BUCKET)]
+        key = F.struct(*[spark_column(k) for k in keys])
+        ordered = Window.partitionBy(*group).orderBy(*[spark_column(k) for k in keys], spark_column(ORDER))
         rows = rows.withColumn(NEXT_KEY, F.lead(key).over(ordered))
         rows = rows.where(F.col(NEXT_KEY).isNull() | (F.col(NEXT_KEY) != key)).drop(NEXT_KEY)
         rows = rows.withColumn("_SEQUENCE_NUMBER", F.row_number().over(ordered).cast("bigint") + F.lit(base_seq - 1))
@@ -243,9 +236,9 @@ def native_frame(df: DataFrame, table: Any, *, base_seq: int, num_tasks: int | N
         fid = (field.metadata or {}).get(b"PARQUET:field_id")
         source = field.name[len("_KEY_"):] if field.name.startswith("_KEY_") and keys else field.name
         meta = {"parquet.field.id": int(fid)} if fid is not None else {}
-        out.append(_col(source).alias(field.name, metadata=meta))
-    out += [_col(p).alias(a) for p, a in zip(part_keys, aliases)] + [_col(BUCKET)]
-    rows = rows.select(*out).sortWithinPartitions(*aliases, BUCKET, *[_col(f"_KEY_{k}") for k in keys])
+        out.append(spark_column(source).alias(field.name, metadata=meta))
+    out += [spark_column(p).alias(a) for p, a in zip(part_keys, aliases)] + [spark_column(BUCKET)]
+    rows = rows.select(*out).sortWithinPartitions(*aliases, BUCKET, *[spark_column(f"_KEY_{k}") for k in keys])
     return rows, [*aliases, BUCKET]
 
 

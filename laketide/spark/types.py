@@ -13,9 +13,9 @@ import pyarrow as pa
 from pyspark.sql.types import StructType
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
-__all__ = ["spark_schema", "conform_to_spark", "map_in_arrow", "spark_arrow_schema", "spark_name"]
+__all__ = ["spark_schema", "conform_to_spark", "map_in_arrow", "spark_arrow_schema", "spark_column", "spark_name"]
 
 
 def spark_schema(schema: pa.Schema) -> StructType:
@@ -28,6 +28,13 @@ def spark_schema(schema: pa.Schema) -> StructType:
 def spark_name(column: str) -> str:
     """``column`` quoted for ``F.col``: a dot or backtick in a name is part of the name, not a field access."""
     return "`" + column.replace("`", "``") + "`"
+
+
+def spark_column(name: str) -> Column:
+    """The column named ``name`` (a dot or backtick in it is part of the name, not a field access)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return F.col(spark_name(name))
 
 
 def spark_arrow_schema(schema: StructType) -> pa.Schema:
