@@ -34,6 +34,24 @@ class SchemaChangeError(SchemaError):
     """A schema change cannot be applied (unknown column, unsafe type change, ...)."""
 
 
+class ColumnNotExistError(SchemaChangeError):
+    """A schema change names a column the table does not have (Paimon: ColumnNotExistException); ``column`` is its
+    name, dotted for a nested field."""
+
+    def __init__(self, message: str, column: str = "") -> None:
+        super().__init__(message)
+        self.column = column
+
+
+class ColumnAlreadyExistsError(SchemaChangeError):
+    """A schema change adds or renames to a column name the table already has (Paimon:
+    ColumnAlreadyExistException)."""
+
+    def __init__(self, message: str, column: str = "") -> None:
+        super().__init__(message)
+        self.column = column
+
+
 class SchemaAlreadyExistsError(SchemaChangeError):
     """The schema file a change or a table creation would write is already taken (a concurrent writer)."""
 

@@ -23,6 +23,8 @@ from laketide.catalog.base import SYSTEM_DATABASE, Catalog, Identifier, check_na
 from laketide.catalog.view import View
 from laketide.exceptions import (
     CatalogError,
+    ColumnAlreadyExistsError,
+    ColumnNotExistError,
     DatabaseAlreadyExistsError,
     DatabaseNotEmptyError,
     InvalidOptionError,
@@ -30,7 +32,6 @@ from laketide.exceptions import (
     NoSuchDatabaseError,
     NoSuchTableError,
     NoSuchViewError,
-    SchemaChangeError,
     SchemaError,
     SystemTableError,
     TableAlreadyExistsError,
@@ -107,7 +108,8 @@ class RestCatalog(Catalog):
         message = str(error.get("message") or raw[:200].decode(errors="replace"))
         kind = error.get("resourceType")
         if kind == "COLUMN" and status in (404, 409):  # Paimon's server: an alter named a missing / taken column
-            return SchemaChangeError(message)
+            column = str(error.get("resourceName") or "")
+            return (ColumnNotExistError if status == 404 else ColumnAlreadyExistsError)(message, column)
         if status == 404:
             missing = {"DATABASE": NoSuchDatabaseError, "VIEW": NoSuchViewError}.get(kind, NoSuchTableError)
             return missing(message)
@@ -269,6 +271,10 @@ class RestCatalog(Catalog):
             self._call("POST", self._tb(ident), body)
         except (NoSuchTableError, NoSuchDatabaseError):
             raise NoSuchTableError(f"Table {ident} does not exist in REST catalog {self.uri}") from None
+        except (ColumnNotExistError, ColumnAlreadyExistsError) as e:
+            if ident.full_name in str(e):
+                raise
+            raise type(e)(f"Cannot alter table {ident}: {e}", e.column) from None
         except (SchemaError, InvalidOptionError, UnsupportedFeatureError) as e:
             if ident.full_name in str(e):
                 raise

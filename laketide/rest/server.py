@@ -25,6 +25,8 @@ from starlette.routing import Route
 from laketide.catalog.base import Catalog, Identifier, check_name, require_data_table
 from laketide.catalog.view import View
 from laketide.exceptions import (
+    ColumnAlreadyExistsError,
+    ColumnNotExistError,
     DatabaseAlreadyExistsError,
     LaketideError,
     NoSuchDatabaseError,
@@ -68,6 +70,10 @@ def _to_response(e: Exception) -> JSONResponse:
         return _error(409, str(e), "DATABASE")
     if isinstance(e, TableAlreadyExistsError):
         return _error(409, str(e), "TABLE")
+    if isinstance(e, ColumnNotExistError):  # Paimon's server: 404 / 409 COLUMN, the client names the column
+        return _error(404, str(e), "COLUMN", e.column)
+    if isinstance(e, ColumnAlreadyExistsError):
+        return _error(409, str(e), "COLUMN", e.column)
     if isinstance(e, UnsupportedFeatureError):
         return _error(501, str(e))
     if isinstance(e, (LaketideError, ValueError, KeyError, TypeError)):

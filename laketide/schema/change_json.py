@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from laketide.exceptions import SchemaChangeError, UnsupportedFeatureError
+from laketide.exceptions import ColumnNotExistError, SchemaChangeError, UnsupportedFeatureError
 from laketide.schema.changes import (
     AddColumn,
     DropColumn,
@@ -164,7 +164,7 @@ def _check_not_null(current: DataType, nullable: bool, path: Sequence[str], wher
 def _type_at(schema: TableSchema, path: Sequence[str], where: str) -> DataType:
     names = [f.name for f in schema.fields]
     if path[0] not in names:
-        raise SchemaChangeError(f"{where}: column {path[0]!r} does not exist; columns are {names}")
+        raise ColumnNotExistError(f"{where}: column {path[0]!r} does not exist; columns are {names}", path[0])
     current: DataType = schema.field(path[0]).type
     for depth, step in enumerate(path[1:], start=1):
         if isinstance(current, RowType) and step in current.field_names:
@@ -174,8 +174,9 @@ def _type_at(schema: TableSchema, path: Sequence[str], where: str) -> DataType:
         elif isinstance(current, MapType) and step == "value":
             current = current.value
         else:
-            raise SchemaChangeError(f"{where}: column {'.'.join(path[:depth + 1])!r} does not exist "
-                                    f"({'.'.join(path[:depth])} is {current})")
+            missing = ".".join(path[:depth + 1])
+            raise ColumnNotExistError(f"{where}: column {missing!r} does not exist ({'.'.join(path[:depth])} is "
+                                      f"{current})", missing)
     return current
 
 

@@ -9,7 +9,13 @@ from dataclasses import dataclass, replace
 
 import pyarrow as pa
 
-from laketide.exceptions import CastError, SchemaChangeError, UnsupportedFeatureError
+from laketide.exceptions import (
+    CastError,
+    ColumnAlreadyExistsError,
+    ColumnNotExistError,
+    SchemaChangeError,
+    UnsupportedFeatureError,
+)
 from laketide.schema.cast_rules import can_cast
 from laketide.schema.table_schema import TableSchema
 from laketide.types import (
@@ -160,7 +166,7 @@ def apply_changes(schema: TableSchema, changes: list[SchemaChange] | tuple[Schem
         for i, f in enumerate(fields):
             if f.name == name:
                 return i
-        raise SchemaChangeError(f"Column {name!r} does not exist; columns are {[f.name for f in fields]}")
+        raise ColumnNotExistError(f"Column {name!r} does not exist; columns are {[f.name for f in fields]}", name)
 
     for ch in changes:
         if isinstance(ch, SetOption):
@@ -179,7 +185,7 @@ def apply_changes(schema: TableSchema, changes: list[SchemaChange] | tuple[Schem
             comment = ch.comment
         elif isinstance(ch, AddColumn):
             if any(f.name == ch.name for f in fields):
-                raise SchemaChangeError(f"Column {ch.name!r} already exists")
+                raise ColumnAlreadyExistsError(f"Column {ch.name!r} already exists", ch.name)
             if not ch.type.nullable:
                 # Existing rows have no value for it: Paimon refuses NOT NULL additions too.
                 raise SchemaChangeError(f"Column {ch.name!r} is added as NOT NULL; added columns must be nullable")
@@ -209,7 +215,7 @@ def apply_changes(schema: TableSchema, changes: list[SchemaChange] | tuple[Schem
             if ch.old_name in partition_keys:
                 raise SchemaChangeError(f"Cannot rename partition column {ch.old_name!r}")
             if any(f.name == ch.new_name for f in fields):
-                raise SchemaChangeError(f"Column {ch.new_name!r} already exists")
+                raise ColumnAlreadyExistsError(f"Column {ch.new_name!r} already exists", ch.new_name)
             i = index_of(ch.old_name)
             fields[i] = replace(fields[i], name=ch.new_name)
             primary_keys = [ch.new_name if k == ch.old_name else k for k in primary_keys]
@@ -274,8 +280,9 @@ def _retype(current: DataType, path: tuple[str, ...], depth: int, new: DataType,
             if f.name == step:
                 changed = f.copy(type=_retype(f.type, path, depth + 1, new, allow_explicit=allow_explicit))
                 return replace(current, fields=current.fields[:k] + (changed,) + current.fields[k + 1:])
-        raise SchemaChangeError(f"Column {'.'.join(path[:depth + 1])!r} does not exist; {path[depth - 1]!r} has "
-                                f"fields {current.field_names}")
+        missing = ".".join(path[:depth + 1])
+        raise ColumnNotExistError(f"Column {missing!r} does not exist; {path[depth - 1]!r} has fields "
+                                  f"{current.field_names}", missing)
     if isinstance(current, ArrayType) and step == "element":
         return replace(current, element=_retype(current.element, path, depth + 1, new, allow_explicit=allow_explicit))
     if isinstance(current, MapType) and step == "value":

@@ -18,6 +18,8 @@ from laketide.catalog import Catalog
 from laketide.catalog.base import Identifier
 from laketide.catalog.rest import RestCatalog
 from laketide.exceptions import (
+    ColumnAlreadyExistsError,
+    ColumnNotExistError,
     InvalidIdentifierError,
     InvalidOptionError,
     NoSuchTableError,
@@ -173,13 +175,13 @@ def test_the_same_alter_through_the_filesystem_catalog_writes_the_same_schema_fi
 
 
 BAD_CHANGES: list[tuple[tuple[Any, ...], type[Exception], str]] = [
-    ((DropColumn("nope"),), SchemaChangeError, "nope"),
-    ((RenameColumn("nope", "other"),), SchemaChangeError, "nope"),
-    ((UpdateColumnType("nope", "BIGINT"),), SchemaChangeError, "nope"),
-    ((UpdateColumnType(("s", "nope"), "BIGINT"),), SchemaChangeError, "nope"),
-    ((UpdateColumnComment("nope", "c"),), SchemaChangeError, "nope"),
-    ((AddColumn(name="z", type="INT", move=Move.after("nope")),), SchemaChangeError, "nope"),
-    ((AddColumn(name="v", type="INT"),), SchemaChangeError, "'v' already exists"),
+    ((DropColumn("nope"),), ColumnNotExistError, "nope"),
+    ((RenameColumn("nope", "other"),), ColumnNotExistError, "nope"),
+    ((UpdateColumnType("nope", "BIGINT"),), ColumnNotExistError, "nope"),
+    ((UpdateColumnType(("s", "nope"), "BIGINT"),), ColumnNotExistError, "s.nope"),
+    ((UpdateColumnComment("nope", "c"),), ColumnNotExistError, "nope"),
+    ((AddColumn(name="z", type="INT", move=Move.after("nope")),), ColumnNotExistError, "nope"),
+    ((AddColumn(name="v", type="INT"),), ColumnAlreadyExistsError, "'v'"),
     ((AddColumn(name="nn", type="INT NOT NULL"),), SchemaChangeError, "nn"),
     ((DropColumn("id"),), SchemaChangeError, "'id'"),
     ((DropColumn("dt"),), SchemaChangeError, "'dt'"),
@@ -191,7 +193,7 @@ BAD_CHANGES: list[tuple[tuple[Any, ...], type[Exception], str]] = [
     ((SetOption("snapshot.num-retained.max", "many"),), InvalidOptionError, "snapshot.num-retained.max"),
     ((SetOption("buckett", "2"),), InvalidOptionError, "did you mean 'bucket'"),
     # A good change followed by a bad one: neither lands.
-    ((AddColumn(name="fine", type="INT"), DropColumn("nope")), SchemaChangeError, "nope"),
+    ((AddColumn(name="fine", type="INT"), DropColumn("nope")), ColumnNotExistError, "nope"),
 ]
 
 
@@ -203,10 +205,14 @@ def test_a_refused_change_is_the_filesystem_catalogs_typed_error_and_changes_not
     t = client(uri).table("db.t")
     with pytest.raises(error, match=match) as refused:
         t.alter(*changes)
-    assert "db.t" in str(refused.value)
-    # The filesystem catalog refuses the same change with the same type.
-    with pytest.raises(error):
+    assert "db.t" in str(refused.value) and type(refused.value) is error
+    # The filesystem catalog refuses the same change with the same type (and names the same column).
+    with pytest.raises(error) as local:
         served.table("db.t").alter(*changes)
+    assert type(local.value) is error
+    assert getattr(refused.value, "column", None) == getattr(local.value, "column", None)
+    if isinstance(local.value, (ColumnNotExistError, ColumnAlreadyExistsError)):
+        assert local.value.column == match.strip("'")
     assert tree(tmp_path / "warehouse") == before
     assert t.schema.id == 0 and client(uri).table("db.t").schema.id == 0
     assert t.read().num_rows == 2
@@ -285,6 +291,24 @@ def test_java_kinds_map_onto_laketide_changes(server) -> None:  # noqa: ANN001
     assert t.arrow_schema.names == ["id", "dt", "k", "v", "n", "req", "s", "x"]
     assert str(t.schema.field("s").type) == "ROW<`a` BIGINT, `b` STRING>"
     assert t.schema.field("k").description == "ints"
+
+
+@pytest.mark.parametrize(("change", "column", "status"), [
+    ({"action": "dropColumn", "fieldNames": ["nope"]}, "nope", 404),
+    ({"action": "renameColumn", "fieldNames": ["nope"], "newName": "other"}, "nope", 404),
+    ({"action": "updateColumnType", "fieldNames": ["s", "nope"], "newDataType": "BIGINT"}, "s.nope", 404),
+    ({"action": "addColumn", "fieldNames": ["v"], "dataType": "INT"}, "v", 409),
+    ({"action": "renameColumn", "fieldNames": ["k"], "newName": "v"}, "v", 409),
+])
+def test_column_errors_answer_as_javas_server_does(
+        server, tmp_path: Path, change: dict[str, Any], column: str, status: int) -> None:  # noqa: ANN001
+    """Java's RESTCatalog turns 404 / 409 with resource type COLUMN into ColumnNotExistException /
+    ColumnAlreadyExistException naming the column (RESTCatalogServer answers so): laketide serve answers the same."""
+    uri, _ = server
+    before = tree(tmp_path / "warehouse")
+    got, error = _post(uri, change)
+    assert (got, error["resourceType"], error["resourceName"], error["code"]) == (status, "COLUMN", column, status)
+    assert tree(tmp_path / "warehouse") == before
 
 
 @pytest.mark.parametrize(("change", "status", "match"), [
@@ -472,16 +496,18 @@ def test_every_change_survives_the_json_round_trip(change: Any, tmp_path: Path) 
                              table_name="db.t") == [change]
 
 
-def test_javas_column_errors_map_to_schema_change_errors(server) -> None:  # noqa: ANN001
+def test_javas_column_errors_map_to_typed_column_errors(server) -> None:  # noqa: ANN001
     """Paimon's server answers a missing column with 404 and a taken one with 409, resource type COLUMN: those
-    are schema change errors, not a missing or existing table."""
+    are column errors (schema change errors), not a missing or existing table."""
     uri, _ = server
     c = client(uri)
     assert isinstance(c, RestCatalog)
     path = "/v1/databases/db/tables/t"
-    for status, message in [(404, "Column nope does not exist"), (409, "Column v already exists")]:
+    for status, message, kind in [(404, "Column nope does not exist", ColumnNotExistError),
+                                  (409, "Column v already exists", ColumnAlreadyExistsError)]:
         body = json.dumps({"message": message, "code": status, "resourceType": "COLUMN", "resourceName": "v"})
         error = c._error("POST", path, status, body.encode())
-        assert type(error) is SchemaChangeError and str(error) == message
+        assert type(error) is kind and isinstance(error, SchemaChangeError) and str(error) == message
+        assert error.column == "v"
     table = json.dumps({"message": "Table db.t does not exist", "code": 404, "resourceType": "TABLE"}).encode()
     assert type(c._error("POST", path, 404, table)) is NoSuchTableError
