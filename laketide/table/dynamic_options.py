@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from laketide.exceptions import InvalidOptionError, UnsupportedOptionError
 from laketide.mergetree.engines.config import check_engine_options
+from laketide.schema.field_options import check_field_options
 from laketide.schema.table_schema import TableSchema
 
 __all__ = ["READ_OPTION_PREFIXES", "check_dynamic_options"]
@@ -60,7 +61,8 @@ def check_dynamic_options(schema: TableSchema, dynamic: Mapping[str, str], *, ta
 
 
 def check_merged_schema(schema: TableSchema, *, table_name: str) -> None:
-    """The merge-engine checks of ``create_table`` on the copy's merged options."""
+    """The merge-engine and per-column option checks of ``create_table`` on the copy's merged options."""
+    check_field_options(schema.options, [(f.name, f.type) for f in schema.fields], table_name=table_name)
     try:
         check_engine_options(schema)
     except InvalidOptionError as e:

@@ -36,6 +36,7 @@ from laketide.options import (
     unsupported_write_options,
     check_unknown_options,
 )
+from laketide.schema.field_options import check_field_options
 from laketide.schema.table_schema import TableSchema
 from laketide.types import ArrayType, BlobType, DataType, MapType, MultisetType, RowType, to_arrow_schema
 
@@ -197,8 +198,10 @@ def _check_bucket(schema: TableSchema, options: CoreOptions, table_name: str) ->
 
 
 def _check_fields(schema: TableSchema, options: CoreOptions, table_name: str) -> None:
-    """Options that name columns must name existing ones (Paimon: validateSequenceField, rowkind.field)."""
+    """Options that name columns must name existing ones (Paimon: validateSequenceField, rowkind.field,
+    validateFieldsPrefix)."""
     names = schema.field_names
+    check_field_options(schema.options, [(f.name, f.type) for f in schema.fields], table_name=table_name)
     sequence = options.sequence_field
     unknown = [f for f in sequence if f not in names]
     if unknown:

@@ -20,7 +20,7 @@ from laketide.exceptions import (
     UnsupportedOptionError,
 )
 from laketide.options import UNSUPPORTED_WRITE_OPTIONS, check_write_options
-from laketide.schema.changes import AddColumn, RemoveOption, RenameColumn, SetOption
+from laketide.schema.changes import AddColumn, DropColumn, RemoveOption, RenameColumn, SetOption
 from laketide.table.table import Table
 from laketide.types import IntType
 from tests.tree import tree
@@ -69,6 +69,11 @@ BAD_OPTIONS = [
     ({"compaction.small-file-ratio": "abc"}, InvalidOptionError, "compaction.small-file-ratio"),
     ({"force-lookup": "yes"}, InvalidOptionError, "force-lookup"),
     ({"dynamic-bucket.max-buckets": "0"}, InvalidOptionError, "dynamic-bucket.max-buckets"),
+    # Per-column options naming a missing column or misspelling the suffix would be kept and silently ignored
+    # (Java: validateFieldsPrefix).
+    ({"fields.vv.ignore-retract": "true"}, InvalidOptionError, "'vv', which can not be found"),
+    ({"fields.v,nope.sequence-group": "seq"}, InvalidOptionError, "'nope', which can not be found"),
+    ({"fields.v.agregate-function": "max"}, InvalidOptionError, "did you mean 'fields.v.aggregate-function'"),
 ]
 IMMUTABLE_BAD_OPTIONS = [
     ({"bucket": "abc"}, InvalidOptionError, "bucket"),
@@ -287,3 +292,37 @@ def test_java_tables_still_read(java_table) -> None:  # noqa: ANN001
         t = laketide.load_catalog(warehouse=wh).table(f"{name}.{name}")
         assert t.read().num_rows > 0
         shutil.rmtree(Path(wh) / f"{name}.db")
+
+
+# -- per-column options (fields.<columns>.<suffix>) ------------------------------------------------------------------
+
+AGG_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a.b", pa.int64()), ("n", pa.int64()),
+                        ("r", pa.struct([("x", pa.int64())]))])
+
+
+def test_per_column_options_follow_the_columns(catalog, tmp_path: Path) -> None:  # noqa: ANN001
+    """A column whose name holds a dot takes per-column options (Java splits at every dot and refuses it); a
+    dropped column's options must go in the same alter; a rename carries them; a ROW member path is refused."""
+    t = catalog.create_table("db.agg", AGG_SCHEMA, primary_key=["id"], options={
+        "bucket": "1", "merge-engine": "aggregation", "fields.a.b.aggregate-function": "sum",
+        "fields.n.aggregate-function": "sum"})
+    for _ in range(2):
+        t.write(pa.table({"id": [1], "a.b": [5], "n": [1], "r": [{"x": 1}]}, schema=AGG_SCHEMA))
+    assert t.read().to_pylist() == [{"id": 1, "a.b": 10, "n": 2, "r": {"x": 1}}]
+
+    before = tree(tmp_path)
+    with pytest.raises(InvalidOptionError, match="'fields.n.aggregate-function' names field 'n'") as info:
+        t.alter(DropColumn("n"))
+    assert "db.agg" in str(info.value) and "same alter" in str(info.value)
+    with pytest.raises(InvalidOptionError, match="nested-field path is not supported on ROW column 'r'"):
+        t.alter(SetOption("fields.r.x.aggregate-function", "max"))
+    with pytest.raises(InvalidOptionError, match="'nope', which can not be found"):
+        t.copy({"fields.nope.ignore-retract": "true"})
+    assert tree(tmp_path) == before
+
+    t = t.alter(RenameColumn("n", "m"))
+    assert t.schema.options["fields.m.aggregate-function"] == "sum"
+    t = t.alter(DropColumn("m"), RemoveOption("fields.m.aggregate-function"))
+    assert t.schema.field_names == ["id", "a.b", "r"]
+    t.write(pa.table({"id": [1], "a.b": [1], "r": [{"x": 2}]}))
+    assert t.read().to_pylist() == [{"id": 1, "a.b": 11, "r": {"x": 2}}]
