@@ -60,6 +60,9 @@ BAD_OPTIONS = [
     ({"file-index.bloom-filter.v.fpp": "0.1"}, InvalidOptionError, "file-index.bloom-filter.v.fpp"),
     ({"file-index.range-bitmap.columns": "id"}, UnsupportedOptionError, "file-index.range-bitmap.columns"),
     ({"file-index.in-manifest-threshold": "abc"}, InvalidOptionError, "file-index.in-manifest-threshold"),
+    ({"file-index.bloom-filter.column": "v"}, InvalidOptionError, "did you mean 'file-index.bloom-filter.columns'"),
+    ({"file-index.read.enabeld": "false"}, InvalidOptionError, "did you mean 'file-index.read.enabled'"),
+    ({"file-index.in-manifest-treshold": "1kb"}, InvalidOptionError, "did you mean 'file-index.in-manifest"),
     ({"data-file.external-paths": "/tmp/elsewhere", "data-file.external-paths.strategy": "round-robin"},
      InvalidOptionError, "data-file.external-paths"),
     ({"row-tracking.enabled": "true"}, InvalidOptionError, "row-tracking.enabled"),  # not on a primary-key table

@@ -17,6 +17,7 @@ Paimon: org.apache.paimon.fileindex.FileIndexOptions
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -51,6 +52,18 @@ _SUPPORTS = {
 }
 # Index types Java knows and laketide does not write.
 _JAVA_ONLY: Final = frozenset({"range-bitmap"})
+
+
+def _check_table_level_key(key: str, parts: list[str]) -> None:
+    # Java ignores a key it does not read; a misspelled one ('file-index.bloom-filter.column',
+    # 'file-index.read.enabeld') would silently build or read no index, so it is refused.
+    if len(parts) == 2 and (parts[0] in _OPTION_KEYS or parts[0] in _JAVA_ONLY):
+        raise InvalidOptionError(f"unknown file index option {key!r} (did you mean '{PREFIX}{parts[0]}.columns'?)")
+    if key in (IN_MANIFEST_THRESHOLD, READ_ENABLED):
+        return
+    close = difflib.get_close_matches(key, [IN_MANIFEST_THRESHOLD, READ_ENABLED], n=1, cutoff=0.8)
+    if close:
+        raise InvalidOptionError(f"unknown file index option {key!r} (did you mean {close[0]!r}?)")
 
 
 def supports(index_type: str, dt: DataType) -> bool:
@@ -124,6 +137,7 @@ def parse_file_index_options(
             continue
         parts = key[len(PREFIX) :].split(".")
         if len(parts) != 3:
+            _check_table_level_key(key, parts)
             continue  # not a per-column option (in-manifest-threshold, read.enabled, ...), as in Java
         index_type, column, option = parts
         spec = declared.get((column, index_type))
