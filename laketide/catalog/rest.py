@@ -123,6 +123,8 @@ class RestCatalog(Catalog):
             # A laketide server names its error type ("SchemaError: ..."): raise the same type here.
             name, _, rest = message.partition(": ")
             cls = getattr(exceptions, name, None)
+            if isinstance(cls, type) and issubclass(cls, (ColumnNotExistError, ColumnAlreadyExistsError)) and rest:
+                return cls(rest, str(error.get("resourceName") or ""))
             if isinstance(cls, type) and issubclass(cls, LaketideError) and rest:
                 return cls(rest)
             return CatalogError(f"REST catalog refused {method} {path}: {message}")

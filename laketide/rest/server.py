@@ -70,10 +70,13 @@ def _to_response(e: Exception) -> JSONResponse:
         return _error(409, str(e), "DATABASE")
     if isinstance(e, TableAlreadyExistsError):
         return _error(409, str(e), "TABLE")
-    if isinstance(e, ColumnNotExistError):  # Paimon's server: 404 / 409 COLUMN, the client names the column
-        return _error(404, str(e), "COLUMN", e.column)
-    if isinstance(e, ColumnAlreadyExistsError):
+    if isinstance(e, ColumnAlreadyExistsError):  # as Java's server: Java's client raises ColumnAlreadyExistException
         return _error(409, str(e), "COLUMN", e.column)
+    if isinstance(e, ColumnNotExistError):
+        # Java's server answers 404 COLUMN, but pypaimon's alter_table reads every 404 as "table does not exist"
+        # and, with ignore_if_not_exists, reports success for an alter that changed nothing. A 400 fails it in
+        # every client; laketide's client still raises ColumnNotExistError naming the column.
+        return _error(400, f"{type(e).__name__}: {e}", "COLUMN", e.column)
     if isinstance(e, UnsupportedFeatureError):
         return _error(501, str(e))
     if isinstance(e, (LaketideError, ValueError, KeyError, TypeError)):

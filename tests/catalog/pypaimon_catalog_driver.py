@@ -64,7 +64,8 @@ def run(catalog: Any, op: dict[str, Any]) -> Any:
         catalog.rename_table(op["name"], op["to"])
         return None
     if kind == "alter_table":
-        catalog.alter_table(op["name"], [_schema_change(c) for c in op["changes"]], False)
+        catalog.alter_table(op["name"], [_schema_change(c) for c in op["changes"]],
+                            bool(op.get("ignore_if_not_exists", False)))
         return None
     raise ValueError(f"unknown op {kind!r}")
 

@@ -294,16 +294,17 @@ def test_java_kinds_map_onto_laketide_changes(server) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize(("change", "column", "status"), [
-    ({"action": "dropColumn", "fieldNames": ["nope"]}, "nope", 404),
-    ({"action": "renameColumn", "fieldNames": ["nope"], "newName": "other"}, "nope", 404),
-    ({"action": "updateColumnType", "fieldNames": ["s", "nope"], "newDataType": "BIGINT"}, "s.nope", 404),
+    ({"action": "dropColumn", "fieldNames": ["nope"]}, "nope", 400),
+    ({"action": "renameColumn", "fieldNames": ["nope"], "newName": "other"}, "nope", 400),
+    ({"action": "updateColumnType", "fieldNames": ["s", "nope"], "newDataType": "BIGINT"}, "s.nope", 400),
     ({"action": "addColumn", "fieldNames": ["v"], "dataType": "INT"}, "v", 409),
     ({"action": "renameColumn", "fieldNames": ["k"], "newName": "v"}, "v", 409),
 ])
-def test_column_errors_answer_as_javas_server_does(
+def test_column_errors_name_the_column(
         server, tmp_path: Path, change: dict[str, Any], column: str, status: int) -> None:  # noqa: ANN001
-    """Java's RESTCatalog turns 404 / 409 with resource type COLUMN into ColumnNotExistException /
-    ColumnAlreadyExistException naming the column (RESTCatalogServer answers so): laketide serve answers the same."""
+    """A taken column is 409 COLUMN, as Java's server answers (Java's client raises ColumnAlreadyExistException). A
+    missing one is 400, not Java's 404: pypaimon reads any 404 on alter as a missing table, and with
+    ignore_if_not_exists as success. Both bodies name the column."""
     uri, _ = server
     before = tree(tmp_path / "warehouse")
     got, error = _post(uri, change)
@@ -448,6 +449,17 @@ def test_pypaimon_alters_through_laketide_serve_as_laketide_does(tmp_path: Path)
             theirs.one("alter_table", name="pp.theirs", changes=[
                 {"kind": "update_column_default_value", "kwargs": {"field_names": ["n"], "default_value": "1"}}])
         assert unsupported.value.type == "NotImplementedException"  # HTTP 501, as Paimon's server answers
+        # A missing column fails pypaimon's alter even with ignore_if_not_exists (pypaimon reads a 404 as a missing
+        # table and would report success); a taken column is Java's 409.
+        for ignore in (False, True):
+            with pytest.raises(PyPaimonCatalogError, match="nope") as no_column:
+                theirs.one("alter_table", name="pp.theirs", ignore_if_not_exists=ignore,
+                           changes=[{"kind": "drop_column", "kwargs": {"field_name": "nope"}}])
+            assert no_column.value.type != "TableNotExistException"
+        with pytest.raises(PyPaimonCatalogError) as taken:
+            theirs.one("alter_table", name="pp.theirs",
+                       changes=[{"kind": "add_column", "kwargs": {"field_name": "c", "data_type": "INT"}}])
+        assert taken.value.type == "AlreadyExistsException"
         assert ours.table("pp.theirs").schema.id == 1
 
 
