@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from laketide.exceptions import InvalidOptionError
+from laketide.spark.types import spark_column
 from laketide.table.format_table import FormatTable
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def read_format_table(spark: SparkSession, table: FormatTable) -> DataFrame:
     reader = spark.read.format(table.format).schema(_spark_schema(table)).options(**_options(table))
     if table.format in ("csv", "json"):
         reader = reader.option("dateFormat", "yyyy-MM-dd")
-    return reader.load(table.location).select(*table.arrow_schema.names)
+    return reader.load(table.location).select(*(spark_column(n) for n in table.arrow_schema.names))
 
 
 def write_format_table(df: DataFrame, table: FormatTable, *, mode: str = "append") -> None:
@@ -47,7 +48,8 @@ def write_format_table(df: DataFrame, table: FormatTable, *, mode: str = "append
     missing = [c for c in table.arrow_schema.names if c not in df.columns]
     if missing:
         raise InvalidOptionError(f"Format table {table.name}: the DataFrame lacks columns {missing}")
-    out = df.select(*table.arrow_schema.names).write.format(table.format).options(**_options(table)).mode(mode)
+    columns = df.select(*(spark_column(n) for n in table.arrow_schema.names))
+    out = columns.write.format(table.format).options(**_options(table)).mode(mode)
     if table.partition_keys:
         out = out.partitionBy(*table.partition_keys).option("partitionOverwriteMode", "dynamic")
     out.save(table.location)

@@ -37,3 +37,17 @@ def test_laketide_and_spark_share_a_format_table(spark, tmp_path: Path, fmt: str
     assert sorted(table.read().column("id").to_pylist()) == [1, 2, 4, 5, 6]
     assert sorted(table.read(partition={"dt": "b"}).column("id").to_pylist()) == [5, 6]
     assert table.read(partition={"dt": "a"}).sort_by("id").column("v").to_pylist() == ["v1", None, None]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "json"])
+def test_column_names_holding_a_dot(spark, tmp_path: Path, fmt: str) -> None:  # noqa: ANN001
+    """A dot in a column name is part of the name, not a field access, both ways."""
+    schema = pa.schema([("id", pa.int64()), ("a.b", pa.string()), ("dt", pa.string())])
+    cat = laketide.load_catalog(str(tmp_path / "wh"), metastore="jdbc", uri=f"jdbc:sqlite:{tmp_path / 'm.sqlite'}")
+    cat.create_database("db")
+    t = cat.create_table("db.f", schema, partition_keys=["dt"], options={"type": "format-table", "file.format": fmt})
+    t.write(pa.table({"id": [1], "a.b": ["x"], "dt": ["a"]}, schema=schema))
+    assert [tuple(r) for r in read_format_table(spark, t).collect()] == [(1, "x", "a")]
+    write_format_table(spark.createDataFrame([(2, "y", "b")], ["id", "a.b", "dt"]), t)
+    assert cat.table("db.f").read().sort_by("id").to_pylist() == [
+        {"id": 1, "a.b": "x", "dt": "a"}, {"id": 2, "a.b": "y", "dt": "b"}]
