@@ -268,6 +268,28 @@ def test_memory_warmth_touches_memory_and_reads_machine_facts(tmp_path: Path) ->
     assert memory_warmth.machine_facts(tmp_path)["balloon free page reporting"] == "no"
 
 
+def test_pk_merge_reads_are_checked_one_by_one_and_none_is_held() -> None:
+    # As for e2e: the pk suite's next repetition (its timed write and upsert) runs with no earlier merge result
+    # alive, for laketide and deltalake alike, and a wrong result in any repetition reaches the floor check.
+    import weakref
+
+    held: list[weakref.ref[pa.Table]] = []
+
+    def read() -> pa.Table:
+        assert all(ref() is None for ref in held), "an earlier repetition's rows are still alive"
+        table = pa.table({"customer_id": pa.array([len(held), 1], pa.int64())})
+        held.append(weakref.ref(table))
+        return table
+
+    result = Result("pk merge read", "laketide", 2)
+    merges = [pk_table.timed_merge_read(result, read) for _ in range(3)]
+    assert all(ref() is None for ref in held)
+    assert result.ok and len(result.seconds) == 3
+    assert merges == [pk_table.Merged(rows=2, checksum=c) for c in (1, 2, 3)]
+    assert pk_table.odd_one_out(merges) == merges[1]
+    assert pk_table.odd_one_out([merges[0]] * 3) == merges[0]
+
+
 def test_planning_suite_builds_both_file_counts(tmp_path: Path) -> None:
     suite = planning.collect(40, repeat=1, work=tmp_path, peers=FLOORS_ONLY)
     assert suite.meta["live_files_10"] == 10 and suite.meta["live_files_40"] == 40

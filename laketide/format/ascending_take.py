@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["take_ascending", "take_column"]
+__all__ = ["take_ascending", "take_column", "take_rows"]
 
 # More chunks than this (e.g. a stream of small batches): one Python call per chunk and column would cost more
 # than Arrow's concatenation, so Arrow takes them.
@@ -23,6 +23,14 @@ MAX_CHUNKS = 64
 def take_ascending(table: pa.Table, indices: np.ndarray) -> pa.Table:
     """``table.take(indices)`` for ascending ``indices``, without concatenating multi-chunk columns."""
     return pa.Table.from_arrays([take_column(c, indices) for c in table.columns], schema=table.schema)
+
+
+def take_rows(table: pa.Table, indices: np.ndarray) -> pa.Table:
+    """``table.take(indices)``: chunk by chunk when ``indices`` are ascending (the rows of one group or key set,
+    a few of many: Arrow would first copy every multi-chunk column whole, once per call), else Arrow's take."""
+    if len(indices) > 1 and not bool((indices[1:] >= indices[:-1]).all()):
+        return table.take(indices)
+    return take_ascending(table, indices)
 
 
 def take_column(column: pa.ChunkedArray | pa.Array, indices: np.ndarray) -> pa.ChunkedArray | pa.Array:

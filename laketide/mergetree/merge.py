@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from laketide.format.ascending_take import take_rows
 from laketide.mergetree.key_order import needs_rank, order_column, order_table, py_key
 from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 
@@ -113,11 +114,11 @@ def key_order(table: pa.Table, key_names: Sequence[str]) -> pa.Array:
 
 def take_run(table: pa.Table, indices: np.ndarray) -> pa.Table:
     """``table.take(indices)``, or a zero-copy slice when the indices are one ascending run (rows that arrived
-    already sorted by key, e.g. increasing ids, need no gather)."""
+    already sorted by key, e.g. increasing ids, need no gather); ascending ones are taken chunk by chunk."""
     n = len(indices)
     if n and int(indices[-1]) - int(indices[0]) == n - 1 and bool((np.diff(indices) == 1).all()):
         return table.slice(int(indices[0]), n)
-    return table.take(indices)
+    return take_rows(table, indices)
 
 
 def _dedupe_indices_single_int_key(table: pa.Table, spec: MergeSpec) -> np.ndarray | None:

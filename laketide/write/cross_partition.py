@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from laketide.format.ascending_take import take_rows
 from laketide.fs import FileIO
 from laketide.io.kv import VALUE_KIND, RowKind
 from laketide.meta.binary_row import serialize_binary_row, serialize_rows_arrow
@@ -345,7 +346,7 @@ class CrossPartitionAssigner:
                 continue
             # one group per bucket (a second group of the same bucket would flush it twice): the deletes follow
             # the kept rows as rows n.. of the input with them appended (no copy of the input)
-            gone = self._as_deletes(table.take(deleted_at), pid)
+            gone = self._as_deletes(take_rows(table, deleted_at), pid)
             source = pa.concat_tables([table, gone.select(table.column_names)])
             at = np.concatenate([kept_at, np.arange(n, n + len(deleted_at), dtype=np.int64)])
             out.append(GroupRows(values, bucket, source, indices=at))
@@ -541,7 +542,7 @@ class CrossPartitionAssigner:
                     rows = self._set_partitions(rows, np.full(len(at), pid, np.int32), changed=row_part[at] != pid)
                 yield Group(values, bucket, rows)
             for at in position_pieces(deleted_at, max_rows):
-                yield Group(values, bucket, self._as_deletes(table.take(at), pid))
+                yield Group(values, bucket, self._as_deletes(take_rows(table, at), pid))
 
     def _group_positions(self, kept: _Routed, deletes: _Routed) -> Iterator[tuple[tuple[object, ...], int, int,
                                                                                    np.ndarray, np.ndarray]]:
