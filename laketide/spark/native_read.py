@@ -24,7 +24,7 @@ Paimon: paimon-spark PaimonScan with raw-convertible splits read by Spark's Parq
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ import pyarrow as pa
 from laketide.spark.options import GROUPS_OPTION, TableRef, encode_groups
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["NativePlan", "native_read", "plan_native"]
 
@@ -97,6 +97,12 @@ def _column_map(scan: Any, output: pa.Schema, schema_id: int, cache: dict[int, d
         mapping[name] = None if found is None else found.name
     cache[schema_id] = mapping
     return mapping
+
+
+def _file_columns(scan: Any, schema_id: int) -> list[str]:
+    """The data columns files of ``schema_id`` hold (besides the key-value system columns)."""
+    schema = scan.schema if schema_id == scan.schema.id else scan.table.schema_manager.schema(schema_id)
+    return [f.name for f in schema.fields]
 
 
 def _group_is_native(table: Any, splits: Sequence[Any]) -> bool:
@@ -178,22 +184,37 @@ def _deleted_positions(table: Any, dv: Any, index_files: dict[str, bytes]) -> An
 
 
 def _read_file_set(spark: SparkSession, file_set: FileSet, output: pa.Schema,
-                   mapping: Mapping[str, str | None]) -> DataFrame:
-    from pyspark.sql import functions as F  # noqa: N812
+                   mapping: Mapping[str, str | None], file_columns: Collection[str]) -> DataFrame:
+    """The rows of ``file_set`` under the output schema: one reader call, and one ``toDF`` when names differ.
 
-    from laketide.spark.types import spark_column, spark_schema
+    Each output column is asked of the files under its name there; a column added since (no name there) under a
+    name none of the files' columns (``file_columns``) has, which Spark's Parquet reader reads as nulls of the
+    declared type. Names are never parsed (a dot or backtick in one is part of it). Few py4j round trips: a
+    ``select`` of aliased columns costs ~20 per column (PySpark records each Column's call site) and was most of
+    this read's fixed cost.
+    """
+    from laketide.spark.types import spark_schema
 
-    stored = pa.schema([output.field(n).with_name(src) for n, src in mapping.items() if src is not None])
+    read_names = _read_names(mapping, file_columns)
+    stored = pa.schema([f.with_name(name) for f, name in zip(output, read_names, strict=True)])
     df = spark.read.schema(spark_schema(stored)).parquet(*file_set.paths)
     if file_set.deleted:
         df = _without_deleted(spark, df, file_set.deleted)
-    target = spark_schema(output)
-    columns: list[Column] = []
-    for field in target.fields:
-        src = mapping[field.name]
-        columns.append(spark_column(src).alias(field.name) if src is not None
-                       else F.lit(None).cast(field.dataType).alias(field.name))
-    return df.select(*columns)
+    return df if read_names == output.names else df.toDF(*output.names)
+
+
+def _read_names(mapping: Mapping[str, str | None], file_columns: Collection[str]) -> list[str]:
+    """Per output column, the name to read it by: its name in the files, or an unused one for an added column."""
+    taken = {n.lower() for n in file_columns}  # Spark resolves Parquet columns case-insensitively by default
+    out: list[str] = []
+    for i, src in enumerate(mapping.values()):
+        if src is None:
+            src = f"__lt_added_{i}"
+            while src.lower() in taken:
+                src = "_" + src
+            taken.add(src.lower())
+        out.append(src)
+    return out
 
 
 def _without_deleted(spark: SparkSession, df: DataFrame, deleted: Sequence[tuple[str, Any]]) -> DataFrame:
@@ -206,8 +227,8 @@ def _without_deleted(spark: SparkSession, df: DataFrame, deleted: Sequence[tuple
                                            pa.array([name for name, _ in deleted], pa.string()))
     positions = np.concatenate([rows for _, rows in deleted]) if deleted else np.array([], np.int64)
     gone = spark.createDataFrame(pa.table({"__lt_file": files.cast(pa.string()), "__lt_row": pa.array(positions)}))
-    tagged = df.select("*", F.col("_metadata.file_name").alias("__lt_file"),
-                       F.col("_metadata.row_index").alias("__lt_row"))
+    # selectExpr: one call, where F.col(...).alias(...) made ~25 py4j round trips per column
+    tagged = df.selectExpr("*", "_metadata.file_name AS __lt_file", "_metadata.row_index AS __lt_row")
     kept = tagged.join(F.broadcast(gone), on=["__lt_file", "__lt_row"], how="left_anti")
     return kept.drop("__lt_file", "__lt_row")
 
@@ -240,8 +261,8 @@ def native_read(
         return None
     plan = plan_native(spark, table, scan)
     output = scan.output_schema
-    parts = [_read_file_set(spark, fs, output, _column_map(scan, output, fs.schema_id, {}) or {})
-             for fs in plan.file_sets]
+    parts = [_read_file_set(spark, fs, output, _column_map(scan, output, fs.schema_id, {}) or {},
+                            _file_columns(scan, fs.schema_id)) for fs in plan.file_sets]
     if plan.python_groups or not parts:  # nothing native: the whole read is the pinned Python source
         opts = dict(options)
         if tag is not None:
