@@ -33,6 +33,7 @@ from laketide.format.blob import is_blob_file
 from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.data_file_input import open_data_file
 from laketide.scan.key_filter import KeyFilter
+from laketide.scan.keys_first import KeysFirst
 from laketide.scan.run_edges import Part, RunEdges, edge_part, file_part, run_edges
 from laketide.scan.lookup_cache import FileLookupCache, cache_layout, entry_name
 from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
@@ -122,6 +123,9 @@ class SplitRead:
         if self.key_filter is not None and predicate is not None \
                 and referenced_fields(predicate) <= set(read_schema.primary_keys):
             self.filter_after_merge = None
+        # Merge sections of a key-filtered read: winners from keys and sequence numbers first (scan/keys_first.py).
+        self.keys_first = KeysFirst.of(self.merge, self.key_filter, file_io=file_io, schema_manager=schema_manager,
+                                       read_schema=read_schema)
         self.batch_size = batch_size
         self.time_zone = read_schema.core_options.local_time_zone
         self._index_files: dict[str, bytes] = {}
@@ -170,6 +174,11 @@ class SplitRead:
     def _merge_section(self, section: list[list[DataFileMeta]], paths: dict[str, str]) -> Iterator[pa.RecordBatch]:
         """The merged rows of one section: its edges that overlap no other run passed through around the merge."""
         assert self.merge is not None
+        if self.keys_first is not None and self.lookup_cache is None and len(section) > 1:
+            found = self.keys_first.read(section, paths, self._rows_at)
+            if found is not None:
+                yield from self._finish(found)
+                return
         edges = None
         if self.merge.single_row_is_result and self.lookup_cache is None:
             edges = run_edges(section, self._key_range)
@@ -192,6 +201,11 @@ class SplitRead:
             yield from self._finish(drop_retracts(rows))
         if edges is not None:
             yield from self._edge_rows(section, edges, Part.TAIL, paths)
+
+    def _rows_at(self, meta: DataFileMeta, path: str, positions: np.ndarray) -> list[pa.RecordBatch]:
+        """The rows of one file at ``positions`` (ascending), without system columns (for keys-first reads)."""
+        selection = FrozenBitMap(positions.astype(np.uint32))
+        return list(self._file_batches(meta, path, system=False, selection=selection))
 
     def _file_part(self, edges: RunEdges, run: int, meta: DataFileMeta) -> Part | None:
         lo, hi = self._key_range(meta)
