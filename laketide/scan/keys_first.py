@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from laketide.exceptions import FileIOError
 from laketide.format import file_format
+from laketide.format.parquet_keyed import read_pruned_keyed
 from laketide.fs import FileIO
 from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND
 from laketide.meta.manifest import DataFileMeta
@@ -155,7 +156,11 @@ class KeysFirst:
         fmt = file_format(path.rsplit(".", 1)[-1])
         try:
             with open_data_file(self.file_io, path, format_name=fmt.name) as stream:
-                for offset, batch in fmt.read_pruned(stream, keep=keep, columns=columns, batch_size=_KEY_BATCH_ROWS):
+                if fmt.name == "parquet":  # a few row groups: decoded on this thread (format/parquet_keyed.py)
+                    batches = read_pruned_keyed(stream, keep=keep, columns=columns, batch_size=_KEY_BATCH_ROWS)
+                else:
+                    batches = fmt.read_pruned(stream, keep=keep, columns=columns, batch_size=_KEY_BATCH_ROWS)
+                for offset, batch in batches:
                     n = batch.num_rows
                     arrays = [batch.column(c) for c in columns]
                     if not retracts:

@@ -30,6 +30,7 @@ from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
 from laketide.format.blob import is_blob_file
+from laketide.format.parquet_keyed import read_selected_keyed
 from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.data_file_input import open_data_file
 from laketide.scan.key_filter import KeyFilter
@@ -205,7 +206,7 @@ class SplitRead:
     def _rows_at(self, meta: DataFileMeta, path: str, positions: np.ndarray) -> list[pa.RecordBatch]:
         """The rows of one file at ``positions`` (ascending), without system columns (for keys-first reads)."""
         selection = FrozenBitMap(positions.astype(np.uint32))
-        return list(self._file_batches(meta, path, system=False, selection=selection))
+        return list(self._file_batches(meta, path, system=False, selection=selection, dictionary=True))
 
     def _file_part(self, edges: RunEdges, run: int, meta: DataFileMeta) -> Part | None:
         lo, hi = self._key_range(meta)
@@ -337,7 +338,10 @@ class SplitRead:
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
         batch_size: int | None = None, selection: FrozenBitMap | None = None, key_filter: KeyFilter | None = None,
         names: Sequence[str] | None = None, tracking: Sequence[str] | None = None, groups: GroupTest | None = None,
+        dictionary: bool = False,
     ) -> Iterator[pa.RecordBatch]:
+        # ``dictionary``: a few selected rows wanted; string columns are read as dictionaries, the rows taken
+        # first, then decoded (format/parquet_keyed.py)
         # ``groups``: only the row groups whose first-key-column statistics it accepts (scan/run_edges.py).
         if self.lookup_cache is not None and key_filter is not None and names is None and not self.tracking_names:
             cached = self._cached_file(meta, path, system=system, deletion=deletion, selection=selection,
@@ -390,6 +394,11 @@ class SplitRead:
                     batches = fmt.read_pruned(stream, keep=keep, columns=present, batch_size=size)
                 elif rows is None:
                     batches = _positioned(fmt.read(stream, columns=present, batch_size=size))
+                elif dictionary and fmt.name == "parquet" and deleted is None and not tracking:
+                    plain = [src for src, cast in zip(source, casts, strict=True) if src is not None and cast is None]
+                    batches = _taken_first(rows, read_selected_keyed(
+                        stream, rows=rows, columns=present, dictionary=plain, batch_size=size))
+                    rows = None  # taken
                 else:
                     batches = fmt.read_selected(stream, rows=rows, columns=present, batch_size=size)
                 for offset, batch in batches:
@@ -488,6 +497,13 @@ def _positioned(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.Rec
     for batch in batches:
         yield pos, batch
         pos += batch.num_rows
+
+
+def _taken_first(rows: np.ndarray, batches: Iterator[tuple[int, pa.RecordBatch]]
+                 ) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """Only the selected ``rows`` of each batch, before any column is converted (offsets no longer apply)."""
+    for offset, batch in batches:
+        yield offset, batch.filter(_selected_mask(rows, offset, batch.num_rows))
 
 
 def _selected_mask(rows: np.ndarray, offset: int, n: int) -> pa.Array:
