@@ -5,7 +5,8 @@ primary-key files). Two things that pay off on whole-file reads cost more than t
 
 - pyarrow's column decoding on its thread pool: handing a 24k-row group's columns to other threads and waiting
   for them cost more wall time than decoding them in place (measured: 1.5 ms against 1.7 ms at best for the
-  benchmark's group, twice as much under load, and more CPU), so these reads pass ``use_threads=False``;
+  benchmark's group, twice as much under load, and more CPU), so these reads pass ``use_threads=False`` unless
+  they decode more than ``THREADED_ROWS`` rows (a wide key range, where the pool pays);
 - decoding a dictionary-encoded string column to plain strings: that copies every value of the group (~1 ms for
   24k rows of a 20-character column, as much as the rest of the group together), where kept as a dictionary it
   is the indices alone (~0.15 ms). Selected reads can keep chosen string columns as dictionaries; the caller
@@ -33,8 +34,10 @@ from laketide.format.base import check_columns, describe_source
 from laketide.format.parquet import _column_stats_by_name
 from laketide.format.parquet_runs import group_runs
 
-__all__ = ["read_pruned_keyed", "read_selected_keyed"]
+__all__ = ["THREADED_ROWS", "read_pruned_keyed", "read_selected_keyed"]
 
+# Above this many rows to decode (a wide key range), pyarrow's pool decodes the columns as in other reads.
+THREADED_ROWS = 131_072
 _READ_BUFFER_BYTES = 256 * 1024  # as parquet.py's reads: a buffered read, no pre-buffering of whole row groups
 _DICTIONARY_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
 StatsOf = Callable[[str], "FieldStats | None"]
@@ -46,10 +49,11 @@ def read_pruned_keyed(
     keep: Callable[[StatsOf, int], bool],
     columns: Sequence[str],
     batch_size: int,
+    dictionary: Sequence[str] = (),
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """ParquetFormat.read_pruned on the calling thread: the row groups ``keep`` accepts by their statistics."""
-    parquet_file = _open(stream)
-    names = check_columns(parquet_file.schema_arrow, columns, source=stream)
+    """ParquetFormat.read_pruned on the calling thread: the row groups ``keep`` accepts by their statistics; the
+    string / binary columns among ``dictionary`` read as dictionaries."""
+    parquet_file, names = _open_columns(stream, columns, dictionary)
     meta = parquet_file.metadata
     index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
     groups = [meta.row_group(rg) for rg in range(meta.num_row_groups)]
@@ -69,13 +73,7 @@ def read_selected_keyed(
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """ParquetFormat.read_selected on the calling thread, the string / binary columns among ``dictionary`` read
     as dictionaries: batches of the row groups holding a row at positions ``rows`` (ascending)."""
-    plain = _open(stream)
-    file_schema = plain.schema_arrow
-    names = check_columns(file_schema, columns, source=stream)
-    wanted = [n for n in dictionary if n in file_schema.names
-              and any(is_type(file_schema.field(n).type) for is_type in _DICTIONARY_TYPES)]
-    # The footer is parsed once: the dictionary reader reuses its metadata.
-    parquet_file = plain if not wanted else _open(stream, metadata=plain.metadata, dictionary=wanted)
+    parquet_file, names = _open_columns(stream, columns, dictionary)
     meta = parquet_file.metadata
     counts = np.array([meta.row_group(i).num_rows for i in range(meta.num_row_groups)], dtype=np.int64)
     ends = np.cumsum(counts)
@@ -83,6 +81,18 @@ def read_selected_keyed(
     hits = np.searchsorted(rows, ends, side="left") - np.searchsorted(rows, starts, side="left")
     yield from _runs(parquet_file, [int(rg) for rg in np.flatnonzero(hits)], counts=counts, columns=names,
                      batch_size=batch_size)
+
+
+def _open_columns(stream: BinaryIO, columns: Sequence[str],
+                  dictionary: Sequence[str]) -> tuple[pq.ParquetFile, list[str]]:
+    """The file opened with the string / binary columns among ``dictionary`` as dictionaries; checked ``columns``."""
+    plain = _open(stream)
+    file_schema = plain.schema_arrow
+    names = check_columns(file_schema, columns, source=stream)
+    wanted = [n for n in dictionary if n in file_schema.names
+              and any(is_type(file_schema.field(n).type) for is_type in _DICTIONARY_TYPES)]
+    # The footer is parsed once: the dictionary reader reuses its metadata.
+    return (plain if not wanted else _open(stream, metadata=plain.metadata, dictionary=wanted)), names
 
 
 def _open(stream: BinaryIO, *, metadata: pq.FileMetaData | None = None,
@@ -97,11 +107,12 @@ def _open(stream: BinaryIO, *, metadata: pq.FileMetaData | None = None,
 def _runs(parquet_file: pq.ParquetFile, groups: Sequence[int], *, counts: np.ndarray, columns: list[str],
           batch_size: int) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The batches of row groups ``groups`` (ascending) with the position of their first row, one reader per run
-    of consecutive groups (format/parquet_runs.py), decoded on this thread."""
+    of consecutive groups (format/parquet_runs.py), decoded on this thread unless they are many rows."""
     starts = np.cumsum(counts) - counts
+    threads = int(counts[list(groups)].sum()) > THREADED_ROWS
     for run in group_runs(groups):
         pos = int(starts[run[0]])
         for batch in parquet_file.iter_batches(batch_size=batch_size, columns=columns, row_groups=run,
-                                               use_threads=False):
+                                               use_threads=threads):
             yield pos, batch
             pos += batch.num_rows

@@ -30,7 +30,7 @@ from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
 from laketide.format.blob import is_blob_file
-from laketide.format.parquet_keyed import read_selected_keyed
+from laketide.format.parquet_keyed import read_pruned_keyed, read_selected_keyed
 from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.data_file_input import open_data_file
 from laketide.scan.key_filter import KeyFilter
@@ -383,6 +383,7 @@ class SplitRead:
         try:
             with open_data_file(self.file_io, path, format_name=fmt.name) as stream:
                 size = batch_size or self.batch_size
+                prefiltered = False  # the key filter ran on the raw batches already
                 if rows is None and (key_filter is not None or groups is not None):
                     same_type = {name: src for name, src, cast in zip(self.read_names, source, casts)
                                  if src is not None and cast is None}
@@ -391,7 +392,17 @@ class SplitRead:
                     if groups is not None and self.merge is not None:
                         keep = _with_group_test(keep, groups, same_type.get(self.merge.spec.key_names[0]))
                     assert keep is not None
-                    batches = fmt.read_pruned(stream, keep=keep, columns=present, batch_size=size)
+                    if _keyed(fmt.name, key_filter, same_type, deleted, tracking):
+                        assert key_filter is not None
+                        # Few rows of a few row groups: strings as dictionaries, the key filter before any
+                        # conversion, decoded on this thread (format/parquet_keyed.py).
+                        plain = [src for src, cast in zip(source, casts, strict=True)
+                                 if src is not None and cast is None]
+                        batches = _filtered_first(key_filter, read_pruned_keyed(
+                            stream, keep=keep, columns=present, dictionary=plain, batch_size=size))
+                        prefiltered = True
+                    else:
+                        batches = fmt.read_pruned(stream, keep=keep, columns=present, batch_size=size)
                 elif rows is None:
                     batches = _positioned(fmt.read(stream, columns=present, batch_size=size))
                 elif dictionary and fmt.name == "parquet" and deleted is None and not tracking:
@@ -415,7 +426,7 @@ class SplitRead:
                         keep = alive if keep is None else pc.and_(alive, keep)
                     if keep is not None:
                         out = out.filter(keep)
-                    if key_filter is not None and out.num_rows:
+                    if key_filter is not None and out.num_rows and not prefiltered:
                         out = key_filter.apply(out)
                     if out.num_rows:
                         yield out
@@ -497,6 +508,21 @@ def _positioned(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.Rec
     for batch in batches:
         yield pos, batch
         pos += batch.num_rows
+
+
+def _keyed(format_name: str, key_filter: KeyFilter | None, same_type: dict[str, str],
+           deleted: pa.Array | None, tracking: Sequence[str]) -> bool:
+    """Whether a key-filtered read of a file can filter its raw batches (key columns stored as they are read)."""
+    return (format_name == "parquet" and key_filter is not None and deleted is None and not tracking
+            and all(same_type.get(name) == name for name in key_filter.fields))
+
+
+def _filtered_first(key_filter: KeyFilter, batches: Iterator[tuple[int, pa.RecordBatch]]
+                    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """Only the rows of each batch the key filter keeps, before any column is converted (offsets no longer apply:
+    callers that need positions do not come here)."""
+    for offset, batch in batches:
+        yield offset, key_filter.apply(batch)
 
 
 def _taken_first(rows: np.ndarray, batches: Iterator[tuple[int, pa.RecordBatch]]
