@@ -1,17 +1,15 @@
-"""Keyed reads of Parquet files: a few row groups for a few rows, decoded on the calling thread.
+"""Keyed reads of Parquet files: a few rows of a few row groups, string columns kept as dictionaries.
 
 A point lookup or a short key range needs a few rows of one or two row groups per file (~24k rows each in
-primary-key files). Two things that pay off on whole-file reads cost more than they save here:
+primary-key files). Decoding a dictionary-encoded string column to plain strings copies every value of the group
+(~1 ms for 24k rows of a 20-character column, as much as the rest of the group together), where kept as a
+dictionary it is the indices alone (~0.15 ms). These reads keep chosen string columns as dictionaries; the caller
+takes its rows first and turns the few left into plain strings (a cast). A column chunk that fell back to plain
+encoding still reads correctly: pyarrow builds a dictionary for it.
 
-- pyarrow's column decoding on its thread pool: handing a 24k-row group's columns to other threads and waiting
-  for them cost more wall time than decoding them in place (measured: 1.5 ms against 1.7 ms at best for the
-  benchmark's group, twice as much under load, and more CPU), so these reads pass ``use_threads=False`` unless
-  they decode more than ``THREADED_ROWS`` rows (a wide key range, where the pool pays);
-- decoding a dictionary-encoded string column to plain strings: that copies every value of the group (~1 ms for
-  24k rows of a 20-character column, as much as the rest of the group together), where kept as a dictionary it
-  is the indices alone (~0.15 ms). Selected reads can keep chosen string columns as dictionaries; the caller
-  takes its rows first and turns the few left into plain strings (a cast). A column chunk that fell back to plain
-  encoding still reads correctly: pyarrow builds a dictionary for it.
+Columns are still decoded on pyarrow's pool: decoding in place was as fast at best on this 2-core machine, but
+under load (other processes busy) waited longer for its single thread (point lookup median 16-22 ms against
+19-26 ms wall, same CPU).
 
 Positions are exact, as in parquet.py's ``read_pruned`` / ``read_selected`` (same row-group choice).
 
@@ -34,10 +32,8 @@ from laketide.format.base import check_columns, describe_source
 from laketide.format.parquet import _column_stats_by_name
 from laketide.format.parquet_runs import group_runs
 
-__all__ = ["THREADED_ROWS", "read_pruned_keyed", "read_selected_keyed"]
+__all__ = ["read_pruned_keyed", "read_selected_keyed"]
 
-# Above this many rows to decode (a wide key range), pyarrow's pool decodes the columns as in other reads.
-THREADED_ROWS = 131_072
 _READ_BUFFER_BYTES = 256 * 1024  # as parquet.py's reads: a buffered read, no pre-buffering of whole row groups
 _DICTIONARY_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary)
 StatsOf = Callable[[str], "FieldStats | None"]
@@ -51,7 +47,7 @@ def read_pruned_keyed(
     batch_size: int,
     dictionary: Sequence[str] = (),
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """ParquetFormat.read_pruned on the calling thread: the row groups ``keep`` accepts by their statistics; the
+    """ParquetFormat.read_pruned: the row groups ``keep`` accepts by their statistics; the
     string / binary columns among ``dictionary`` read as dictionaries."""
     parquet_file, names = _open_columns(stream, columns, dictionary)
     meta = parquet_file.metadata
@@ -71,7 +67,7 @@ def read_selected_keyed(
     dictionary: Sequence[str],
     batch_size: int,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
-    """ParquetFormat.read_selected on the calling thread, the string / binary columns among ``dictionary`` read
+    """ParquetFormat.read_selected, the string / binary columns among ``dictionary`` read
     as dictionaries: batches of the row groups holding a row at positions ``rows`` (ascending)."""
     parquet_file, names = _open_columns(stream, columns, dictionary)
     meta = parquet_file.metadata
@@ -107,12 +103,10 @@ def _open(stream: BinaryIO, *, metadata: pq.FileMetaData | None = None,
 def _runs(parquet_file: pq.ParquetFile, groups: Sequence[int], *, counts: np.ndarray, columns: list[str],
           batch_size: int) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The batches of row groups ``groups`` (ascending) with the position of their first row, one reader per run
-    of consecutive groups (format/parquet_runs.py), decoded on this thread unless they are many rows."""
+    of consecutive groups (format/parquet_runs.py)."""
     starts = np.cumsum(counts) - counts
-    threads = int(counts[list(groups)].sum()) > THREADED_ROWS
     for run in group_runs(groups):
         pos = int(starts[run[0]])
-        for batch in parquet_file.iter_batches(batch_size=batch_size, columns=columns, row_groups=run,
-                                               use_threads=threads):
+        for batch in parquet_file.iter_batches(batch_size=batch_size, columns=columns, row_groups=run):
             yield pos, batch
             pos += batch.num_rows

@@ -156,7 +156,7 @@ class KeysFirst:
         fmt = file_format(path.rsplit(".", 1)[-1])
         try:
             with open_data_file(self.file_io, path, format_name=fmt.name) as stream:
-                if fmt.name == "parquet":  # a few row groups: decoded on this thread (format/parquet_keyed.py)
+                if fmt.name == "parquet":  # a few row groups (format/parquet_keyed.py)
                     batches = read_pruned_keyed(stream, keep=keep, columns=columns, batch_size=_KEY_BATCH_ROWS)
                 else:
                     batches = fmt.read_pruned(stream, keep=keep, columns=columns, batch_size=_KEY_BATCH_ROWS)

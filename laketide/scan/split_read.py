@@ -395,7 +395,7 @@ class SplitRead:
                     if _keyed(fmt.name, key_filter, same_type, deleted, tracking):
                         assert key_filter is not None
                         # Few rows of a few row groups: strings as dictionaries, the key filter before any
-                        # conversion, decoded on this thread (format/parquet_keyed.py).
+                        # conversion (format/parquet_keyed.py).
                         plain = [src for src, cast in zip(source, casts, strict=True)
                                  if src is not None and cast is None]
                         batches = _filtered_first(key_filter, read_pruned_keyed(
