@@ -7,9 +7,10 @@ dictionary it is the indices alone (~0.15 ms). These reads keep chosen string co
 takes its rows first and turns the few left into plain strings (a cast). A column chunk that fell back to plain
 encoding still reads correctly: pyarrow builds a dictionary for it.
 
-Columns are still decoded on pyarrow's pool: decoding in place was as fast at best on this 2-core machine, but
-under load (other processes busy) waited longer for its single thread (point lookup median 16-22 ms against
-19-26 ms wall, same CPU).
+``use_threads``: whether pyarrow's pool decodes the columns. For the few row groups of a point lookup, decoding
+in place costs less CPU (point lookup 6.7-7.6 against 7.1-9.5 ms per call, interleaved, loaded machine): the
+keys-first reads pass False. Key ranges read several files at once (one task per split) and keep the pool, which
+held up better under load (median wall 20-34 against 27-48 ms, same CPU).
 
 Positions are exact, as in parquet.py's ``read_pruned`` / ``read_selected`` (same row-group choice).
 
@@ -46,6 +47,7 @@ def read_pruned_keyed(
     columns: Sequence[str],
     batch_size: int,
     dictionary: Sequence[str] = (),
+    use_threads: bool = True,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """ParquetFormat.read_pruned: the row groups ``keep`` accepts by their statistics; the
     string / binary columns among ``dictionary`` read as dictionaries."""
@@ -56,7 +58,8 @@ def read_pruned_keyed(
     kept = [rg for rg, group in enumerate(groups)
             if keep(functools.partial(_column_stats_by_name, group, index), group.num_rows)]
     counts = np.array([group.num_rows for group in groups], dtype=np.int64)
-    yield from _runs(parquet_file, kept, counts=counts, columns=names, batch_size=batch_size)
+    yield from _runs(parquet_file, kept, counts=counts, columns=names, batch_size=batch_size,
+                     use_threads=use_threads)
 
 
 def read_selected_keyed(
@@ -66,6 +69,7 @@ def read_selected_keyed(
     columns: Sequence[str],
     dictionary: Sequence[str],
     batch_size: int,
+    use_threads: bool = True,
 ) -> Iterator[tuple[int, pa.RecordBatch]]:
     """ParquetFormat.read_selected, the string / binary columns among ``dictionary`` read
     as dictionaries: batches of the row groups holding a row at positions ``rows`` (ascending)."""
@@ -76,7 +80,7 @@ def read_selected_keyed(
     starts = ends - counts
     hits = np.searchsorted(rows, ends, side="left") - np.searchsorted(rows, starts, side="left")
     yield from _runs(parquet_file, [int(rg) for rg in np.flatnonzero(hits)], counts=counts, columns=names,
-                     batch_size=batch_size)
+                     batch_size=batch_size, use_threads=use_threads)
 
 
 def _open_columns(stream: BinaryIO, columns: Sequence[str],
@@ -101,12 +105,13 @@ def _open(stream: BinaryIO, *, metadata: pq.FileMetaData | None = None,
 
 
 def _runs(parquet_file: pq.ParquetFile, groups: Sequence[int], *, counts: np.ndarray, columns: list[str],
-          batch_size: int) -> Iterator[tuple[int, pa.RecordBatch]]:
+          batch_size: int, use_threads: bool) -> Iterator[tuple[int, pa.RecordBatch]]:
     """The batches of row groups ``groups`` (ascending) with the position of their first row, one reader per run
     of consecutive groups (format/parquet_runs.py)."""
     starts = np.cumsum(counts) - counts
     for run in group_runs(groups):
         pos = int(starts[run[0]])
-        for batch in parquet_file.iter_batches(batch_size=batch_size, columns=columns, row_groups=run):
+        for batch in parquet_file.iter_batches(batch_size=batch_size, columns=columns, row_groups=run,
+                                               use_threads=use_threads):
             yield pos, batch
             pos += batch.num_rows

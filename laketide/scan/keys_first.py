@@ -157,7 +157,8 @@ class KeysFirst:
         try:
             with open_data_file(self.file_io, path, format_name=fmt.name) as stream:
                 if fmt.name == "parquet":  # a few row groups (format/parquet_keyed.py)
-                    batches = read_pruned_keyed(stream, keep=keep, columns=columns, batch_size=_KEY_BATCH_ROWS)
+                    batches = read_pruned_keyed(stream, keep=keep, columns=columns, batch_size=_KEY_BATCH_ROWS,
+                                                use_threads=False)
                 else:
                     batches = fmt.read_pruned(stream, keep=keep, columns=columns, batch_size=_KEY_BATCH_ROWS)
                 for offset, batch in batches:

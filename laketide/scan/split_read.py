@@ -408,7 +408,7 @@ class SplitRead:
                 elif dictionary and fmt.name == "parquet" and deleted is None and not tracking:
                     plain = [src for src, cast in zip(source, casts, strict=True) if src is not None and cast is None]
                     batches = _taken_first(rows, read_selected_keyed(
-                        stream, rows=rows, columns=present, dictionary=plain, batch_size=size))
+                        stream, rows=rows, columns=present, dictionary=plain, batch_size=size, use_threads=False))
                     rows = None  # taken
                 else:
                     batches = fmt.read_selected(stream, rows=rows, columns=present, batch_size=size)
