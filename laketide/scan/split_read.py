@@ -137,7 +137,8 @@ class SplitRead:
     def _check_blob_columns(self, schema: TableSchema) -> None:
         # Plain BLOB columns of data-evolution append tables are read from their .blob files; anything else would
         # read as nulls, so it is refused.
-        blobs = set(blob_columns([schema.field(n) for n in self.read_names if n in schema.field_names]))
+        names = set(schema.field_names)  # a property that builds its list: once, not per column
+        blobs = set(blob_columns([schema.field(n) for n in self.read_names if n in names]))
         if not blobs:
             return
         plain = {n for n in blobs if isinstance(schema.field(n).type, BlobType)}
