@@ -187,3 +187,16 @@ def test_other_engines_keep_the_merge(tmp_path, options: dict[str, str]) -> None
 
     read = t.store.new_read(read_schema=t.schema, predicate=parse_where("k = 1", {f.name: f.type for f in schema}))
     assert read.keys_first is None
+
+
+@pytest.mark.parametrize("file_format", ["orc", "avro", "parquet"])
+def test_every_file_format(tmp_path, monkeypatch, file_format: str) -> None:  # noqa: ANN001
+    t = _table(tmp_path, f"f_{file_format}", **{"file.format": file_format})
+    _commit(t, upserts=[{"k": k, "v": f"a{k}"} for k in range(300)])
+    _commit(t, upserts=[{"k": k, "v": f"b{k}"} for k in range(250, 320)], deletes=[{"k": 260, "v": None}])
+    opened = _opened(monkeypatch)
+    for where in ("k = 270", "k = 10", "k = 260", "k IN (5, 255, 260, 319, 999)", "k >= 245 AND k < 255"):
+        got = t.read(where=where)
+        assert got.equals(_plain(t, monkeypatch, where=where)), where
+    assert opened  # keys first ran
+    assert t.read(where="k IN (5, 255, 260, 319)")["v"].to_pylist() == ["a5", "b255", "b319"]
