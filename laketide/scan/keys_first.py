@@ -6,7 +6,9 @@ key's result is its version with the highest sequence number, or nothing when th
 only the key columns and ``_SEQUENCE_NUMBER`` (and ``_VALUE_KIND`` of files that hold retractions) of the
 candidate row groups are decoded first, the winners are picked among them, and the value columns are decoded
 only from the row groups that hold a winner. An upserted key costs one row group of values instead of one per
-run: in the benchmark's point lookup ~45% of the decode.
+run. Files are searched newest first, and for a finite key set (``=`` / ``IN`` on a one-column key) the search
+stops once every key has a version newer than all files left: the benchmark's point lookup (an upserted key)
+never opens the base file.
 
 The rows and their order are the merge's: the winners come out sorted by key as Java orders keys. A section
 whose key columns a file does not hold as they are read (a type changed since) is left to the merge, and so is
