@@ -5,6 +5,13 @@ through ``/proc/self/clear_refs`` (Linux >= 4.0) and read back after it, so a Re
 largest resident set of the process while that engine ran that workload. The number includes what the process
 already held (the suite's input data), which is why each suite runs in a fresh subprocess (bench/worker.py).
 Where the reset is not possible the process-wide peak since start is recorded and ``rss_scope`` says so.
+
+Repetitions: ``measure`` runs ``repeat`` timed calls (3 by default). A workload that opts in with ``short=True``
+(the filtered suite's point lookup and 1% key range, for every engine and the floor alike) keeps going while its
+median is under ``SHORT_OP_SECONDS``: until its samples add up to ``SHORT_OP_TOTAL_SECONDS`` or it has
+``SHORT_OP_MAX_SAMPLES`` of them, whichever comes first. A median of 3 calls of a few milliseconds swings with one
+slow repetition on a shared machine; 15 samples do not. bench/pypaimon_bench_driver.py applies the same rule in
+pypaimon's own process (it cannot import this module).
 """
 
 from __future__ import annotations
@@ -19,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 _CLEAR_REFS = Path("/proc/self/clear_refs")
+# Short workloads (``measure(..., short=True)``): more samples while the median is under SHORT_OP_SECONDS.
+SHORT_OP_SECONDS = 0.05
+SHORT_OP_TOTAL_SECONDS = 0.3
+SHORT_OP_MAX_SAMPLES = 15
 _STATUS = Path("/proc/self/status")
 
 
@@ -105,12 +116,23 @@ def timed(fn: Callable[[], object]) -> tuple[float, float | None, bool]:
     return seconds, peak if peak is not None else peak_rss_mb(), per_call
 
 
+def more_samples(seconds: list[float], *, repeat: int, short: bool) -> bool:
+    """Whether to time another call: ``repeat`` calls, and for a short workload more (see the module's doc)."""
+    if len(seconds) < repeat:
+        return True
+    if not short or len(seconds) >= SHORT_OP_MAX_SAMPLES:
+        return False
+    return statistics.median(seconds) < SHORT_OP_SECONDS and sum(seconds) < SHORT_OP_TOTAL_SECONDS
+
+
 def measure(workload: str, engine: str, rows: int, fn: Callable[[], object], *, repeat: int = 3,
-            setup: Callable[[], object] | None = None, floor: bool = False, note: str | None = None) -> Result:
-    """Time ``repeat`` runs of ``fn`` (``setup`` runs before each, untimed). A failure is recorded, not raised."""
+            setup: Callable[[], object] | None = None, floor: bool = False, note: str | None = None,
+            short: bool = False) -> Result:
+    """Time ``repeat`` runs of ``fn`` (``setup`` runs before each, untimed); ``short``: more runs of a workload
+    of a few milliseconds (see the module's doc). A failure is recorded, not raised."""
     res = Result(workload, engine, rows, floor=floor, note=note)
     try:
-        for _ in range(repeat):
+        while more_samples(res.seconds, repeat=repeat, short=short):
             if setup is not None:
                 setup()
             seconds, peak, per_call = timed(fn)

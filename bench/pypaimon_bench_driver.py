@@ -15,7 +15,8 @@ Request: ``kind`` (below; ``"pk"`` when absent), ``warehouse`` (an empty directo
 - ``append``: per repetition a fresh append table; times "append write" (base) and "full read".
 - ``filtered``: one table with base + upsert (untimed); times "point lookup" (``point_key``) and
   "1% key range" (``range_lo`` <= key < ``range_hi``) reads with a predicate pushed to pypaimon, and "lookup 1000
-  keys" (``lookup_keys``, an ``is_in`` predicate) when the request lists keys.
+  keys" (``lookup_keys``, an ``is_in`` predicate) when the request lists keys. The point lookup and the range are
+  timed ``repeat`` times and then more while they take a few milliseconds (bench/harness.py's rule, SHORT_OP_*).
 - ``merge_engine``: one table (``options`` carry the engine) with base + upsert (untimed); times ``workload``.
 - ``commits``: an append table; times each of ``commits`` small writes+commits of the base batch.
 
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
 import time
 import traceback
@@ -44,6 +46,10 @@ import pyarrow.ipc
 
 WARMUP_ROWS = 1000
 RUST_OPTIONS = {"write.native.enabled": "true", "read.native.enabled": "true"}
+# The same values as bench/harness.py's (this script cannot import it): short workloads get more repetitions.
+SHORT_OP_SECONDS = 0.05
+SHORT_OP_TOTAL_SECONDS = 0.3
+SHORT_OP_MAX_SAMPLES = 15
 
 
 def _read_ipc(path: str) -> pa.Table:
@@ -162,6 +168,16 @@ class _Recorder:
         return out
 
 
+def _more_samples(seconds: list[float], *, repeat: int) -> bool:
+    """bench/harness.py ``more_samples(short=True)``: ``repeat`` calls, then more while the median is under
+    SHORT_OP_SECONDS, until the samples add up to SHORT_OP_TOTAL_SECONDS or number SHORT_OP_MAX_SAMPLES."""
+    if len(seconds) < repeat:
+        return True
+    if len(seconds) >= SHORT_OP_MAX_SAMPLES:
+        return False
+    return statistics.median(seconds) < SHORT_OP_SECONDS and sum(seconds) < SHORT_OP_TOTAL_SECONDS
+
+
 def run(request: dict[str, Any]) -> dict[str, Any]:
     from pypaimon import CatalogFactory, Schema
 
@@ -213,13 +229,15 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             key = primary_keys[0]
             point, lo, hi = int(request["point_key"]), int(request["range_lo"]), int(request["range_hi"])
             batch = [int(k) for k in request.get("lookup_keys") or []]
-            for _ in range(repeat):
+            # The two short workloads get more repetitions, by the rule of bench/harness.py (SHORT_OP_*).
+            while _more_samples(rec.seconds.get("point lookup", []), repeat=repeat):
                 rec.time("point lookup", lambda table=table: _read(table, lambda pb: pb.equal(key, point)), reads=True)
+            while _more_samples(rec.seconds.get("1% key range", []), repeat=repeat):
                 rec.time("1% key range", lambda table=table: _read(table, lambda pb: pb.between(key, lo, hi - 1)),
                          reads=True)
-                if batch:
-                    rec.time("lookup 1000 keys", lambda table=table: _read(table, lambda pb: pb.is_in(key, batch)),
-                             reads=True)
+            for _ in range(repeat if batch else 0):
+                rec.time("lookup 1000 keys", lambda table=table: _read(table, lambda pb: pb.is_in(key, batch)),
+                         reads=True)
     elif kind == "commits":
         table = fresh_table("history")
         for _ in range(int(request["commits"])):

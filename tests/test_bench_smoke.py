@@ -30,6 +30,7 @@ from bench import (
     targets,
     worker,
 )
+from bench import harness
 from bench.harness import Result, measure
 from bench.report import draw_chart, render
 from bench.suite import Peers
@@ -132,6 +133,27 @@ def test_failures_are_results_with_a_reason() -> None:
 
     result = measure("w", "e", 10, boom, repeat=3)
     assert not result.ok and result.error == "OSError: disk full" and result.seconds == []
+
+
+def test_short_workloads_take_more_samples_by_one_rule() -> None:
+    calls: list[int] = []
+    quick = measure("w", "e", 1, lambda: calls.append(1), repeat=3, short=True)
+    assert len(quick.seconds) == harness.SHORT_OP_MAX_SAMPLES == len(calls)  # microseconds: the sample cap
+    assert len(measure("w", "e", 1, lambda: None, repeat=3).seconds) == 3  # not short: repeat as asked
+    # a slow short workload stops at repeat; a few-ms one once its samples add up to the total
+    assert not harness.more_samples([0.2, 0.2, 0.2], repeat=3, short=True)
+    assert harness.more_samples([0.02] * 3, repeat=3, short=True)
+    assert not harness.more_samples([0.02] * 15, repeat=3, short=True)
+    assert not harness.more_samples([0.04] * 8, repeat=3, short=True)  # 0.32 s of samples
+    # pypaimon's driver runs in its own environment and restates the rule: the same numbers, the same answers
+    source = (Path(bench_main.__file__).parent / "pypaimon_bench_driver.py").read_text()
+    for name in ("SHORT_OP_SECONDS", "SHORT_OP_TOTAL_SECONDS", "SHORT_OP_MAX_SAMPLES"):
+        assert f"{name} = {getattr(harness, name)!r}\n" in source
+    namespace: dict[str, object] = {}
+    exec(compile(source, "driver", "exec"), namespace)  # defines only; main() runs under __name__ == "__main__"
+    driver_more = namespace["_more_samples"]
+    for seconds in ([], [0.2] * 3, [0.02] * 3, [0.02] * 15, [0.04] * 8, [0.001] * 14):
+        assert driver_more(seconds, repeat=3) == harness.more_samples(seconds, repeat=3, short=True)  # type: ignore[operator]
 
 
 def test_spark_suite_without_run_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -60,6 +60,9 @@ class KeyFilter:
     test: StatsTest
     # ``k = v`` / ``k IN (...)`` conjuncts as (column, value set): masks by is_in, without an Acero plan per batch
     value_sets: tuple[tuple[str, pa.Array], ...] | None = None
+    # ``k < v`` / ``k <= v`` / ``k > v`` / ``k >= v`` / ``=`` / ``IN`` conjuncts on exactly typed values, as
+    # (column, op, value or values): a mask from compute kernels instead of an Acero plan per batch (~1 ms each)
+    comparisons: tuple[tuple[str, Op, pa.Scalar | pa.Array], ...] | None = None
 
     @staticmethod
     def of(predicate: Predicate | None, *, key_names: Sequence[str], schema: pa.Schema) -> KeyFilter | None:
@@ -70,7 +73,8 @@ class KeyFilter:
         if picked is None:
             return None
         return KeyFilter(predicate=picked, expression=to_arrow_expression(picked, schema=schema),
-                         test=StatsTest(picked), value_sets=_value_sets(picked, schema))
+                         test=StatsTest(picked), value_sets=_value_sets(picked, schema),
+                         comparisons=_comparisons(picked, schema))
 
     @property
     def fields(self) -> set[str]:
@@ -102,7 +106,9 @@ class KeyFilter:
     def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         """The rows of ``batch`` (in the read schema) whose key satisfies the predicate."""
         if self.value_sets is None:
-            return batch.filter(self.expression)
+            if self.comparisons is None:
+                return batch.filter(self.expression)
+            return batch.filter(_comparison_mask(batch, self.comparisons))
         mask = None
         for name, values in self.value_sets:
             hit = pc.is_in(batch.column(name), value_set=values)
@@ -132,3 +138,37 @@ def _value_sets(p: Predicate, schema: pa.Schema) -> tuple[tuple[str, pa.Array], 
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             return None  # a value out of the column's range: the expression says what that means
     return tuple(out)
+
+
+_COMPARE: dict[Op, Callable[..., pa.Array]] = {
+    Op.EQ: pc.equal, Op.LT: pc.less, Op.LE: pc.less_equal, Op.GT: pc.greater, Op.GE: pc.greater_equal,
+}
+
+
+def _comparisons(p: Predicate, schema: pa.Schema) -> tuple[tuple[str, Op, pa.Scalar | pa.Array], ...] | None:
+    """Each conjunct of ``p`` as (column, op, value) when all are comparisons or ``IN`` on exactly typed values
+    (the same values as ``_value_sets`` accepts: Arrow compares them as Java does), else None."""
+    out: list[tuple[str, Op, pa.Scalar | pa.Array]] = []
+    for c in split_and(p):
+        if not isinstance(c, Leaf) or (c.op not in _COMPARE and c.op is not Op.IN) or c.field not in schema.names:
+            return None
+        t = schema.field(c.field).type
+        kind = next((k for is_type, k in _EXACT_KINDS if is_type(t)), None)
+        if kind is None or not c.literals or any(type(v) is not kind for v in c.literals):
+            return None
+        try:
+            values = pa.array(c.literals, type=t)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            return None  # a value out of the column's range: the expression says what that means
+        out.append((c.field, c.op, values if c.op is Op.IN else values[0]))
+    return tuple(out)
+
+
+def _comparison_mask(batch: pa.RecordBatch, comparisons: tuple[tuple[str, Op, pa.Scalar | pa.Array], ...]
+                     ) -> pa.Array:
+    mask = None
+    for name, op, value in comparisons:
+        column = batch.column(name)
+        hit = pc.is_in(column, value_set=value) if op is Op.IN else _COMPARE[op](column, value)
+        mask = hit if mask is None else pc.and_(mask, hit)
+    return pc.fill_null(mask, False)

@@ -30,9 +30,11 @@ from laketide.mergetree.key_order import py_key
 from laketide.mergetree.merge import MergeFunction, drop_retracts, partition_runs
 from laketide.mergetree.sort_merge import RunSource, SortMergeSettings, merge_sorted_runs, reader_memory
 from laketide.format.blob import is_blob_file
+from laketide.format.parquet_keyed import read_pruned_keyed, read_selected_keyed
 from laketide.scan.blob_read import blob_columns, read_blob_column
 from laketide.scan.data_file_input import open_data_file
 from laketide.scan.key_filter import KeyFilter
+from laketide.scan.keys_first import KeysFirst
 from laketide.scan.run_edges import Part, RunEdges, edge_part, file_part, run_edges
 from laketide.scan.lookup_cache import FileLookupCache, cache_layout, entry_name
 from laketide.scan.row_tracking import TRACKING_FIELDS, group_by_row_id, tracking_columns
@@ -122,6 +124,9 @@ class SplitRead:
         if self.key_filter is not None and predicate is not None \
                 and referenced_fields(predicate) <= set(read_schema.primary_keys):
             self.filter_after_merge = None
+        # Merge sections of a key-filtered read: winners from keys and sequence numbers first (scan/keys_first.py).
+        self.keys_first = KeysFirst.of(self.merge, self.key_filter, file_io=file_io, schema_manager=schema_manager,
+                                       read_schema=read_schema)
         self.batch_size = batch_size
         self.time_zone = read_schema.core_options.local_time_zone
         self._index_files: dict[str, bytes] = {}
@@ -132,7 +137,8 @@ class SplitRead:
     def _check_blob_columns(self, schema: TableSchema) -> None:
         # Plain BLOB columns of data-evolution append tables are read from their .blob files; anything else would
         # read as nulls, so it is refused.
-        blobs = set(blob_columns([schema.field(n) for n in self.read_names if n in schema.field_names]))
+        names = set(schema.field_names)  # a property that builds its list: once, not per column
+        blobs = set(blob_columns([schema.field(n) for n in self.read_names if n in names]))
         if not blobs:
             return
         plain = {n for n in blobs if isinstance(schema.field(n).type, BlobType)}
@@ -170,6 +176,11 @@ class SplitRead:
     def _merge_section(self, section: list[list[DataFileMeta]], paths: dict[str, str]) -> Iterator[pa.RecordBatch]:
         """The merged rows of one section: its edges that overlap no other run passed through around the merge."""
         assert self.merge is not None
+        if self.keys_first is not None and self.lookup_cache is None and len(section) > 1:
+            found = self.keys_first.read(section, paths, self._rows_at)
+            if found is not None:
+                yield from self._finish(found)
+                return
         edges = None
         if self.merge.single_row_is_result and self.lookup_cache is None:
             edges = run_edges(section, self._key_range)
@@ -192,6 +203,11 @@ class SplitRead:
             yield from self._finish(drop_retracts(rows))
         if edges is not None:
             yield from self._edge_rows(section, edges, Part.TAIL, paths)
+
+    def _rows_at(self, meta: DataFileMeta, path: str, positions: np.ndarray) -> list[pa.RecordBatch]:
+        """The rows of one file at ``positions`` (ascending), without system columns (for keys-first reads)."""
+        selection = FrozenBitMap(positions.astype(np.uint32))
+        return list(self._file_batches(meta, path, system=False, selection=selection, dictionary=True))
 
     def _file_part(self, edges: RunEdges, run: int, meta: DataFileMeta) -> Part | None:
         lo, hi = self._key_range(meta)
@@ -323,7 +339,10 @@ class SplitRead:
         self, meta: DataFileMeta, path: str, *, system: bool, deletion: DeletionFile | None = None,
         batch_size: int | None = None, selection: FrozenBitMap | None = None, key_filter: KeyFilter | None = None,
         names: Sequence[str] | None = None, tracking: Sequence[str] | None = None, groups: GroupTest | None = None,
+        dictionary: bool = False,
     ) -> Iterator[pa.RecordBatch]:
+        # ``dictionary``: a few selected rows wanted; string columns are read as dictionaries, the rows taken
+        # first, then decoded (format/parquet_keyed.py)
         # ``groups``: only the row groups whose first-key-column statistics it accepts (scan/run_edges.py).
         if self.lookup_cache is not None and key_filter is not None and names is None and not self.tracking_names:
             cached = self._cached_file(meta, path, system=system, deletion=deletion, selection=selection,
@@ -365,6 +384,7 @@ class SplitRead:
         try:
             with open_data_file(self.file_io, path, format_name=fmt.name) as stream:
                 size = batch_size or self.batch_size
+                prefiltered = False  # the key filter ran on the raw batches already
                 if rows is None and (key_filter is not None or groups is not None):
                     same_type = {name: src for name, src, cast in zip(self.read_names, source, casts)
                                  if src is not None and cast is None}
@@ -373,9 +393,24 @@ class SplitRead:
                     if groups is not None and self.merge is not None:
                         keep = _with_group_test(keep, groups, same_type.get(self.merge.spec.key_names[0]))
                     assert keep is not None
-                    batches = fmt.read_pruned(stream, keep=keep, columns=present, batch_size=size)
+                    if _keyed(fmt.name, key_filter, same_type, deleted, tracking):
+                        assert key_filter is not None
+                        # Few rows of a few row groups: strings as dictionaries, the key filter before any
+                        # conversion (format/parquet_keyed.py).
+                        plain = [src for src, cast in zip(source, casts, strict=True)
+                                 if src is not None and cast is None]
+                        batches = _filtered_first(key_filter, read_pruned_keyed(
+                            stream, keep=keep, columns=present, dictionary=plain, batch_size=size))
+                        prefiltered = True
+                    else:
+                        batches = fmt.read_pruned(stream, keep=keep, columns=present, batch_size=size)
                 elif rows is None:
                     batches = _positioned(fmt.read(stream, columns=present, batch_size=size))
+                elif dictionary and fmt.name == "parquet" and deleted is None and not tracking:
+                    plain = [src for src, cast in zip(source, casts, strict=True) if src is not None and cast is None]
+                    batches = _taken_first(rows, read_selected_keyed(
+                        stream, rows=rows, columns=present, dictionary=plain, batch_size=size, use_threads=False))
+                    rows = None  # taken
                 else:
                     batches = fmt.read_selected(stream, rows=rows, columns=present, batch_size=size)
                 for offset, batch in batches:
@@ -392,7 +427,7 @@ class SplitRead:
                         keep = alive if keep is None else pc.and_(alive, keep)
                     if keep is not None:
                         out = out.filter(keep)
-                    if key_filter is not None and out.num_rows:
+                    if key_filter is not None and out.num_rows and not prefiltered:
                         out = key_filter.apply(out)
                     if out.num_rows:
                         yield out
@@ -474,6 +509,28 @@ def _positioned(batches: Iterator[pa.RecordBatch]) -> Iterator[tuple[int, pa.Rec
     for batch in batches:
         yield pos, batch
         pos += batch.num_rows
+
+
+def _keyed(format_name: str, key_filter: KeyFilter | None, same_type: dict[str, str],
+           deleted: pa.Array | None, tracking: Sequence[str]) -> bool:
+    """Whether a key-filtered read of a file can filter its raw batches (key columns stored as they are read)."""
+    return (format_name == "parquet" and key_filter is not None and deleted is None and not tracking
+            and all(same_type.get(name) == name for name in key_filter.fields))
+
+
+def _filtered_first(key_filter: KeyFilter, batches: Iterator[tuple[int, pa.RecordBatch]]
+                    ) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """Only the rows of each batch the key filter keeps, before any column is converted (offsets no longer apply:
+    callers that need positions do not come here)."""
+    for offset, batch in batches:
+        yield offset, key_filter.apply(batch)
+
+
+def _taken_first(rows: np.ndarray, batches: Iterator[tuple[int, pa.RecordBatch]]
+                 ) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """Only the selected ``rows`` of each batch, before any column is converted (offsets no longer apply)."""
+    for offset, batch in batches:
+        yield offset, batch.filter(_selected_mask(rows, offset, batch.num_rows))
 
 
 def _selected_mask(rows: np.ndarray, offset: int, n: int) -> pa.Array:

@@ -133,3 +133,39 @@ def test_key_filter_value_sets_only_for_exact_values() -> None:
     assert KeyFilter.of(col("k") > 5, key_names=["k"], schema=schema).value_sets is None
     stamps = pa.schema([("t", pa.timestamp("ms"))])
     assert KeyFilter.of(col("t") == "2026-11-26 09:00:00", key_names=["t"], schema=stamps).value_sets is None
+
+
+_cmp_leaf = st.tuples(st.sampled_from([Op.EQ, Op.LT, Op.LE, Op.GT, Op.GE, Op.IN]), st.sampled_from(["k", "s", "d"]),
+                      st.integers(-5, 45))
+
+
+def _literal(field: str, v: int) -> object:
+    import datetime as dt
+
+    return {"k": v, "s": f"{v:03d}" if v % 3 else f"{v}", "d": dt.date(2026, 1, 1) + dt.timedelta(days=v)}[field]
+
+
+@given(keys=st.lists(st.integers(-3, 40), max_size=30), leaves=st.lists(_cmp_leaf, min_size=1, max_size=3))
+def test_key_filter_comparisons_filter_as_the_expression(keys, leaves) -> None:  # noqa: ANN001
+    import datetime as dt
+
+    schema = pa.schema([("k", pa.int64()), ("s", pa.string()), ("d", pa.date32())])
+    batch = pa.record_batch([pa.array(keys, pa.int64()), pa.array([_literal("s", k) for k in keys], pa.string()),
+                             pa.array([dt.date(2026, 1, 1) + dt.timedelta(days=k) for k in keys], pa.date32())],
+                            schema=schema)
+    parts = [Leaf(op, f, (_literal(f, v), _literal(f, v + 3)) if op is Op.IN else (_literal(f, v),))
+             for op, f, v in leaves]
+    pred = parts[0] if len(parts) == 1 else and_(*parts)
+    kf = KeyFilter.of(pred, key_names=["k", "s", "d"], schema=schema)
+    assert kf is not None and kf.comparisons is not None
+    assert kf.apply(batch).equals(batch.filter(kf.expression))
+
+
+def test_key_filter_comparisons_only_for_exact_values() -> None:
+    schema = pa.schema([("k", pa.int8()), ("x", pa.float64())])
+    assert KeyFilter.of(col("k") >= 5, key_names=["k"], schema=schema).comparisons is not None
+    assert KeyFilter.of(col("k") < 500, key_names=["k"], schema=schema).comparisons is None  # beyond int8
+    assert KeyFilter.of(col("x") < 5.0, key_names=["x"], schema=schema).comparisons is None  # floats: NaN order
+    assert KeyFilter.of(col("k") != 5, key_names=["k"], schema=schema).comparisons is None
+    either = KeyFilter.of((col("k") == 5) | (col("k") > 9), key_names=["k"], schema=schema)
+    assert either is not None and either.comparisons is None
