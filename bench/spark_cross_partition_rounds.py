@@ -131,7 +131,8 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
         out["cold laketide s"] = wall
         print(f"cold (first) laketide write: {wall:.3f} s, JVM cpu {jvm:.2f} s, tree cpu {tree:.2f} s")
 
-    variants = ["floor", "laketide"] + (["fixed"] if fixed and not pk_upsert else []) + (["two-stage"] if two_stage else [])
+    variants = (["floor", "laketide"] + (["fixed"] if fixed and not pk_upsert else [])
+                + (["two-stage"] if two_stage else []))
     results: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
     last_group = ""
     for r in range(rounds + 1):  # round 0 warms up
