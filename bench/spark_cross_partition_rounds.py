@@ -15,6 +15,9 @@ of the last laketide write (tasks, executor run time, JVM CPU, shuffle bytes) fr
 ``--two-stage`` adds the write as it was before the assigners became the writers (``cross_partition_routed``:
 assigners, then a second shuffle by (partition, bucket) to the writers), for a before / after in one session.
 
+``--pk-upsert`` times instead bench/spark_bench.py's workload 3: ``rows`` rows upserted into a fresh EMPTY table
+keyed by ``order_id`` with 4 fixed buckets (the "laketide" variant), against ``df.write.parquet`` of the same rows.
+
 ``--cold`` starts with a laketide write before anything else has run in the session (the first JVM compile, the
 Python workers' first imports) and reports it separately: a best-of-N bench never sees it, a one-shot user does.
 """
@@ -81,7 +84,7 @@ def _two_stage_write(df: Any, name: str, wh: str) -> None:
 
 
 def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: bool,
-        two_stage: bool = False, upsert_rows: int | None = None) -> dict[str, float]:
+        two_stage: bool = False, upsert_rows: int | None = None, pk_upsert: bool = False) -> dict[str, float]:
     conf = {"spark.ui.enabled": "true", "spark.ui.port": "0"} if stages else None
     spark = ls.session("local[2]", app_name="laketide-cross-partition-rounds", conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
@@ -94,7 +97,10 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
     status_schema = pa.schema([*list(pk_schema)[:2], pa.field("status", pa.string(), nullable=False),
                                *list(pk_schema)[3:]])
     table_rows = data.cast(status_schema)
-    upsert = orders(rows // 4 if upsert_rows is None else upsert_rows, seed=43, key_offset=rows - rows // 8)
+    if pk_upsert:  # workload 3: every row of the data set into an empty table
+        upsert = data if upsert_rows is None else data.slice(0, upsert_rows)
+    else:
+        upsert = orders(rows // 4 if upsert_rows is None else upsert_rows, seed=43, key_offset=rows - rows // 8)
     pq.write_table(upsert, work / "upsert.parquet")
     updates = spark.read.parquet(str(work / "upsert.parquet")).repartition(4).cache()
     updates.count()
@@ -103,6 +109,9 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
 
     def populated(keys: list[str], options: dict[str, str]) -> str:
         name = f"b.cross{next(counter)}"
+        if pk_upsert:
+            cat.create_table(name, pk_schema, primary_key=["order_id"], options={"bucket": "4"})
+            return name
         t = cat.create_table(name, status_schema, primary_key=keys, partition_keys=["status"], options=options)
         t.write(table_rows)
         return name
@@ -122,7 +131,8 @@ def run(rows: int, *, rounds: int, work: Path, stages: bool, cold: bool, fixed: 
         out["cold laketide s"] = wall
         print(f"cold (first) laketide write: {wall:.3f} s, JVM cpu {jvm:.2f} s, tree cpu {tree:.2f} s")
 
-    variants = ["floor", "laketide"] + (["fixed"] if fixed else []) + (["two-stage"] if two_stage else [])
+    variants = (["floor", "laketide"] + (["fixed"] if fixed and not pk_upsert else [])
+                + (["two-stage"] if two_stage else []))
     results: dict[str, list[tuple[float, float, float]]] = {v: [] for v in variants}
     last_group = ""
     for r in range(rounds + 1):  # round 0 warms up
@@ -177,12 +187,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--stages", action="store_true", help="the Spark stages of the last laketide write")
     parser.add_argument("--cold", action="store_true", help="time a first laketide write before any warm-up")
     parser.add_argument("--fixed", action="store_true", help="also the same write into fixed buckets")
+    parser.add_argument("--pk-upsert", action="store_true",
+                        help="the PK upsert instead: all rows into an empty table with 4 fixed buckets")
     parser.add_argument("--two-stage", action="store_true", help="also the two-stage write (assigners, then writers)")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="laketide-cross-rounds-"))
     try:
         run(args.rows, rounds=args.rounds, work=work, stages=args.stages, cold=args.cold, fixed=args.fixed,
-            two_stage=args.two_stage, upsert_rows=args.upsert_rows)
+            two_stage=args.two_stage, upsert_rows=args.upsert_rows, pk_upsert=args.pk_upsert)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -131,7 +131,8 @@ def cross_partition_keyed(df: DataFrame, table: Any, *,
     pk = [spark_name(k) for k in table.schema.primary_keys]
     if plan.splits:
         make_udf: Any = arrow_udf
-        location = make_udf(_locate_udf(KeyLocations(plan), table.name), LongType())(F.struct(*[df[k] for k in pk]))
+        keys = F.expr(f"struct({', '.join(pk)})")  # one parsed expression, not a Column per key
+        location = make_udf(_locate_udf(KeyLocations(plan), table.name), LongType())(keys)
     else:  # an empty table (or every bucket past the index TTL): every key is new, nothing to look up
         location = F.lit(None).cast(LongType())
     # A held key goes to the owner of its (partition, bucket): (bucket + partition index) % n
