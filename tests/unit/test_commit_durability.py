@@ -141,3 +141,29 @@ def test_make_durable_of_many_files_syncs_each_once(tmp_path: Path, events) -> N
     assert sorted(p for op, p in events if op == "datasync") == sorted(os.path.realpath(p) for p in files)
     assert sorted(p for op, p in events if op == "fsync") == sorted(
         os.path.realpath(d) for d in {*(p.parent for p in files), tmp_path})
+
+
+def _sync_in_child(paths: list[str]) -> None:
+    durability.sync_new_files(paths)
+
+
+def test_syncs_run_in_a_forked_child_after_the_parent_synced(tmp_path: Path) -> None:
+    """The sync threads are kept for the process; a forked child (multiprocessing's default on Linux) has none of
+    them and must start its own instead of waiting forever on the parent's."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    paths = []
+    for name in ("a", "b", "c"):
+        (tmp_path / name).write_bytes(b"data")
+        paths.append(str(tmp_path / name))
+    durability.sync_new_files(paths)  # the parent's pool exists now
+    child = multiprocessing.get_context("fork").Process(target=_sync_in_child, args=(paths,))
+    child.start()
+    child.join(timeout=120)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        pytest.fail("the forked child's sync never finished")
+    assert child.exitcode == 0
