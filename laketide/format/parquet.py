@@ -262,6 +262,17 @@ class ParquetWriter(FormatWriter):
         return {name: ColumnBounds(*acc) for name, acc in found.items()}
 
 
+def kept_row_groups(parquet_file: pq.ParquetFile, keep: Callable[[Callable[[str], FieldStats | None], int], bool]
+                    ) -> tuple[list[int], np.ndarray]:
+    """The row groups ``keep`` accepts by their column statistics, and every group's row count."""
+    meta = parquet_file.metadata
+    index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
+    groups = [meta.row_group(rg) for rg in range(meta.num_row_groups)]
+    kept = [rg for rg, group in enumerate(groups)
+            if keep(functools.partial(_column_stats_by_name, group, index), group.num_rows)]
+    return kept, np.array([group.num_rows for group in groups], dtype=np.int64)
+
+
 def _column_stats_by_name(group: pq.RowGroupMetaData, index: Mapping[str, int], name: str) -> FieldStats | None:
     return _column_stats(group, index.get(name))
 
@@ -335,12 +346,7 @@ class ParquetFormat(FileFormat):
         with opened_input(source, None) as stream:
             parquet_file = self._open(stream, source)
             names = check_columns(parquet_file.schema_arrow, columns, source=source)
-            meta = parquet_file.metadata
-            index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
-            groups = [meta.row_group(rg) for rg in range(meta.num_row_groups)]
-            kept = [rg for rg, group in enumerate(groups)
-                    if keep(functools.partial(_column_stats_by_name, group, index), group.num_rows)]
-            counts = np.array([group.num_rows for group in groups], dtype=np.int64)
+            kept, counts = kept_row_groups(parquet_file, keep)
             yield from read_group_runs(parquet_file, kept, counts=counts, columns=names, batch_size=batch_size,
                                        whole_groups=_whole_groups(counts, batch_size))
 

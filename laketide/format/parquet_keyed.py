@@ -19,7 +19,6 @@ Paimon: format.parquet.ParquetReaderFactory (row-group filtering, dictionary pag
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO
 
@@ -30,7 +29,7 @@ import pyarrow.parquet as pq
 from laketide.exceptions import FileIOError
 from laketide.expr import FieldStats
 from laketide.format.base import check_columns, describe_source
-from laketide.format.parquet import _column_stats_by_name
+from laketide.format.parquet import kept_row_groups
 from laketide.format.parquet_runs import group_runs
 
 __all__ = ["read_pruned_keyed", "read_selected_keyed"]
@@ -52,12 +51,7 @@ def read_pruned_keyed(
     """ParquetFormat.read_pruned: the row groups ``keep`` accepts by their statistics; the
     string / binary columns among ``dictionary`` read as dictionaries."""
     parquet_file, names = _open_columns(stream, columns, dictionary)
-    meta = parquet_file.metadata
-    index = {meta.schema.column(i).path: i for i in range(meta.num_columns)}
-    groups = [meta.row_group(rg) for rg in range(meta.num_row_groups)]
-    kept = [rg for rg, group in enumerate(groups)
-            if keep(functools.partial(_column_stats_by_name, group, index), group.num_rows)]
-    counts = np.array([group.num_rows for group in groups], dtype=np.int64)
+    kept, counts = kept_row_groups(parquet_file, keep)
     yield from _runs(parquet_file, kept, counts=counts, columns=names, batch_size=batch_size,
                      use_threads=use_threads)
 

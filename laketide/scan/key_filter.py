@@ -125,19 +125,11 @@ _EXACT_KINDS: tuple[tuple[Callable[[pa.DataType], bool], type], ...] = (
 
 def _value_sets(p: Predicate, schema: pa.Schema) -> tuple[tuple[str, pa.Array], ...] | None:
     """Each conjunct of ``p`` as (column, values) when all are ``=`` / ``IN`` on exactly typed values, else None."""
-    out = []
-    for c in split_and(p):
-        if not isinstance(c, Leaf) or c.op not in (Op.EQ, Op.IN) or c.field not in schema.names:
-            return None
-        t = schema.field(c.field).type
-        kind = next((k for is_type, k in _EXACT_KINDS if is_type(t)), None)
-        if kind is None or not c.literals or any(type(v) is not kind for v in c.literals):
-            return None
-        try:
-            out.append((c.field, pa.array(c.literals, type=t)))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-            return None  # a value out of the column's range: the expression says what that means
-    return tuple(out)
+    found = _comparisons(p, schema)
+    if found is None or any(op not in (Op.EQ, Op.IN) for _, op, _ in found):
+        return None
+    return tuple((name, value if isinstance(value, pa.Array) else pa.array([value.as_py()], type=value.type))
+                 for name, _, value in found)
 
 
 _COMPARE: dict[Op, Callable[..., pa.Array]] = {
