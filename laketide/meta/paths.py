@@ -25,6 +25,7 @@ from laketide.types import DataType
 
 __all__ = [
     "FILE_INDEX_SUFFIX",
+    "JOBS_DIR",
     "POSTPONE_BUCKET",
     "STAGING_DIR_PREFIX",
     "FileStorePathFactory",
@@ -36,9 +37,11 @@ __all__ = [
 ]
 
 POSTPONE_BUCKET = -2
+"""Paimon: BucketMode.POSTPONE_BUCKET: rows of a ``bucket = -2`` table wait in ``bucket-postpone`` until compaction."""
 STAGING_DIR_PREFIX = "_spark-staging-"
 """Directories (in the table directory) where an engine writes files before laketide adopts them."""
-"""Paimon: BucketMode.POSTPONE_BUCKET: rows of a ``bucket = -2`` table wait in ``bucket-postpone`` until compaction."""
+JOBS_DIR = "_laketide_jobs"
+"""Where (in the table directory) Spark jobs name the files their tasks create (laketide.spark.job_files)."""
 
 
 def bucket_dir_name(bucket: int) -> str:

@@ -206,15 +206,15 @@ def _read_file_set(spark: SparkSession, file_set: FileSet, output: pa.Schema,
 def _read_names(mapping: Mapping[str, str | None], file_columns: Collection[str]) -> list[str]:
     """Per output column, the name to read it by: its name in the files, or an unused one for an added column."""
     taken = {n.lower() for n in file_columns}  # Spark resolves Parquet columns case-insensitively by default
-    out: list[str] = []
-    for i, src in enumerate(mapping.values()):
-        if src is None:
-            src = f"__lt_added_{i}"
-            while src.lower() in taken:
-                src = "_" + src
-            taken.add(src.lower())
-        out.append(src)
-    return out
+    return [_unused(f"__lt_added_{i}", taken) if src is None else src for i, src in enumerate(mapping.values())]
+
+
+def _unused(name: str, taken: set[str]) -> str:
+    """``name``, prefixed with ``_`` until no column in ``taken`` (lower-cased) has it; then taken too."""
+    while name.lower() in taken:
+        name = "_" + name
+    taken.add(name.lower())
+    return name
 
 
 def _without_deleted(spark: SparkSession, df: DataFrame, deleted: Sequence[tuple[str, Any]]) -> DataFrame:
@@ -226,11 +226,14 @@ def _without_deleted(spark: SparkSession, df: DataFrame, deleted: Sequence[tuple
     files = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(deleted), dtype=np.int32), counts)),
                                            pa.array([name for name, _ in deleted], pa.string()))
     positions = np.concatenate([rows for _, rows in deleted]) if deleted else np.array([], np.int64)
-    gone = spark.createDataFrame(pa.table({"__lt_file": files.cast(pa.string()), "__lt_row": pa.array(positions)}))
+    # Names no column of the table has (Spark compares them case-insensitively).
+    taken = {c.lower() for c in df.columns}
+    file_col, row_col = _unused("__lt_file", taken), _unused("__lt_row", taken)
+    gone = spark.createDataFrame(pa.table({file_col: files.cast(pa.string()), row_col: pa.array(positions)}))
     # selectExpr: one call, where F.col(...).alias(...) made ~25 py4j round trips per column
-    tagged = df.selectExpr("*", "_metadata.file_name AS __lt_file", "_metadata.row_index AS __lt_row")
-    kept = tagged.join(F.broadcast(gone), on=["__lt_file", "__lt_row"], how="left_anti")
-    return kept.drop("__lt_file", "__lt_row")
+    tagged = df.selectExpr("*", f"_metadata.file_name AS {file_col}", f"_metadata.row_index AS {row_col}")
+    kept = tagged.join(F.broadcast(gone), on=[file_col, row_col], how="left_anti")
+    return kept.drop(file_col, row_col)
 
 
 def native_read(

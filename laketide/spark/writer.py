@@ -4,7 +4,8 @@ Each task writes the rows it gets through a laketide ``TableWrite`` and returns 
 to the driver, which publishes them as one snapshot. ``laketide.spark.write`` first adds each row's bucket (the
 Java-identical hash, vectorized in ``mapInArrow``) and repartitions by (partition, bucket), so one task owns a
 bucket and its sequence numbers continue the bucket's history without overlap. A failed task deletes its files;
-an aborted job deletes the files of the tasks that finished.
+an aborted job deletes the files of every task, also of those finishing or killed after the abort
+(laketide.spark.job_files).
 
 Streaming commits are keyed by (query, batch id) as Paimon's (commit user, commit identifier), so a batch Spark
 replays after a crash is not committed twice.
@@ -14,6 +15,7 @@ Paimon: paimon-spark SparkWrite / WriteIntoPaimonTable, PaimonSink; table.sink.B
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -28,7 +30,7 @@ from laketide.exceptions import CommitError, InvalidOptionError, SchemaError, Un
 from laketide.expr import Leaf, Op, Predicate, and_, bind, filter_table, or_
 from laketide.meta.commit_message import CommitMessage, KeyIndexBase
 from laketide.spark.errors import surfaced
-from laketide.spark.job_files import abort_job, finish_job, record_task
+from laketide.spark.job_files import SparkJob
 from laketide.spark.options import (
     ASSIGN,
     COMMIT_IDENTIFIER,
@@ -80,10 +82,39 @@ class LaketideCommit(WriterCommitMessage):
     messages: tuple[CommitMessage, ...]
     # Rows of a dynamic-bucket table that no assigner stage routed: this task chose buckets on its own.
     unrouted_dynamic: bool = False
+    attempt: str | None = None  # the task attempt whose files these are (laketide.spark.job_files)
 
 
 def _messages(commits: Sequence[WriterCommitMessage | None]) -> list[CommitMessage]:
     return [m for c in commits if isinstance(c, LaketideCommit) for m in c.messages]
+
+
+def _attempts(commits: Sequence[WriterCommitMessage | None]) -> set[str]:
+    return {c.attempt for c in commits if isinstance(c, LaketideCommit) and c.attempt is not None}
+
+
+def spark_job(table: Any) -> SparkJob:
+    """A new Spark job writing ``table`` (its files may be in the table and its external data paths)."""
+    from laketide.meta.external_paths import external_roots
+
+    return SparkJob(table.path, external_roots(table.options, table_name=table.name))
+
+
+def micro_batch_job(table: Any, stream_query: str, batch_id: int) -> SparkJob:
+    """The job of one micro-batch of a streaming query. PySpark gives the query's tasks and each of its commits
+    and aborts writers of their own: the query (its commit user) and the batch id are what they share."""
+    from laketide.meta.external_paths import external_roots
+
+    return SparkJob(table.path, external_roots(table.options, table_name=table.name),
+                    f"stream-{stream_query}-{batch_id}", replayable=True)
+
+
+def _task_micro_batch(table: Any, stream_query: str) -> SparkJob | None:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    batch = None if context is None else context.getLocalProperty("streaming.sql.batchId")
+    return None if batch is None else micro_batch_job(table, stream_query, int(batch))
 
 
 def _check_routed(table: Any, commits: Sequence[WriterCommitMessage | None]) -> None:
@@ -114,6 +145,9 @@ class _TaskPlan:
     """What every writer task of one job needs besides the rows (picklable)."""
 
     ref: TableRef
+    job: SparkJob | None = None  # the batch job; None: a streaming query's (each micro-batch a job) or untracked
+    # A streaming query: its commit user's digest (its micro-batches' jobs are named by it and the batch id).
+    stream_query: str | None = None
     routed: frozenset[str] = frozenset()
     key_index_base: KeyIndexBase | None = None
     # mode("overwrite") of a static partition: every row must belong to it.
@@ -142,6 +176,10 @@ class _TaskPlan:
 
 def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideCommit:
     table = plan.ref.data_table()
+    job = plan.job if plan.stream_query is None else _task_micro_batch(table, plan.stream_query)
+    files = None if job is None else job.task_files(table.file_io, table.name)
+    if files is not None:
+        table = table.with_file_io(files)
     # The table's own writer: restores each bucket's sequence numbers and compacts it as the table's options
     # say (num-sorted-run.*, lookup compaction for first-row / deletion vectors, none with write-only).
     w = table.new_write(compact=plan.one_task_per_bucket)
@@ -185,16 +223,16 @@ def _write_task(plan: _TaskPlan, batches: Iterator[pa.RecordBatch]) -> LaketideC
         if pending:
             flush()
         messages = w.prepare_commit(full_compaction=plan.full_compaction and plan.one_task_per_bucket)
-        if plan.key_index_base is not None and messages:
-            # a job with an id: if the job's abort came first this raises, and the files go below
-            record_task(table, plan.key_index_base.writer_id, messages)
     except BaseException:  # even an interrupt: delete this task's files, then re-raise
         w.abort()
         table.abort(messages)
+        if files is not None:
+            files.discard()
         raise
     finally:
         w.close()
-    return LaketideCommit(tuple(messages), unrouted_dynamic=w.dynamic_mode is not None and not plan.buckets_given)
+    return LaketideCommit(tuple(messages), unrouted_dynamic=w.dynamic_mode is not None and not plan.buckets_given,
+                          attempt=None if files is None else files.attempt)
 
 
 def compact_after_commit(table: Any, plan: _TaskPlan, messages: Sequence[CommitMessage]) -> None:
@@ -352,7 +390,8 @@ class BatchWriter(DataSourceArrowWriter):
             assigners, located = parse_assign_option(options.get(ASSIGN), ref.name)
             locations = task_locations(table)
         self.plan = _TaskPlan(
-            ref=ref, routed=routed, key_index_base=_parse_key_index(options.get(KEY_INDEX_BASE)),
+            ref=ref, job=spark_job(table), routed=routed,
+            key_index_base=_parse_key_index(options.get(KEY_INDEX_BASE)),
             static_partition=static_partition if overwrite else None,
             # A batch write compacts fully at each commit when full-compaction.delta-commits is set (as Table.write).
             full_compaction=table.options.full_compaction_delta_commits is not None,
@@ -367,8 +406,9 @@ class BatchWriter(DataSourceArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         table = self.ref.data_table()
         self._commit(table, messages)
-        if self.plan.key_index_base is not None:  # reached only when committed (Spark aborts after a raise)
-            finish_job(table, self.plan.key_index_base.writer_id)
+        # Reached only when committed (Spark aborts after a raise): attempts Spark did not hand over lose their files.
+        assert self.plan.job is not None
+        self.plan.job.end(table.file_io, kept=_attempts(messages))
 
     def _commit(self, table: Any, messages: list[WriterCommitMessage | None]) -> None:
         _check_routed(table, messages)
@@ -402,10 +442,9 @@ class BatchWriter(DataSourceArrowWriter):
     @surfaced
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         table = self.ref.data_table()
-        if self.plan.key_index_base is not None:  # also the files of tasks that finish after this abort
-            abort_job(table, self.plan.key_index_base.writer_id, _messages(messages))
-        else:
-            table.abort(_messages(messages))
+        table.abort(_messages(messages))
+        assert self.plan.job is not None
+        self.plan.job.end(table.file_io)  # also the files of tasks that finish, or are killed, after this abort
 
 
 def _static_partition(raw: str | None) -> dict[str, object] | None:
@@ -466,12 +505,15 @@ def _query_id(checkpoint: str) -> str | None:
 
 
 class StreamWriter(DataSourceStreamArrowWriter):
+    """Each micro-batch is a job (laketide.spark.job_files) named by the query's commit user and the batch id."""
+
     def __init__(self, ref: TableRef, options: Mapping[str, str]) -> None:
         self.ref = ref
         self.commit_user = query_commit_user(options)
         self.fail_after = int_option(options, TEST_FAIL_AFTER_COMMIT)
         ref.data_table()  # the table must exist: writes never create one
-        self.plan = _TaskPlan(ref=ref, routed=routed_columns(options))
+        query = hashlib.sha256(self.commit_user.encode()).hexdigest()[:20]
+        self.plan = _TaskPlan(ref=ref, stream_query=query, routed=routed_columns(options))
 
     @surfaced
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LaketideCommit:
@@ -483,10 +525,15 @@ class StreamWriter(DataSourceStreamArrowWriter):
         table = self.ref.data_table()
         _check_routed(table, messages)
         msgs = _messages(messages)
+        job = self._job(table, batchId)
         if committed_before(table, self.commit_user, batchId):
             table.abort(msgs)  # a replay of a batch that already landed: its new files are orphans
+            job.sweep(table.file_io)
         else:
             table.commit(msgs, commit_user=self.commit_user, commit_identifier=batchId)
+            # Attempts of this micro-batch Spark did not hand over (a speculative twin's, an earlier run's late
+            # task's) lose their files.
+            job.sweep(table.file_io, kept=_attempts(messages))
             compact_after_commit(table, self.plan, msgs)
         if self.fail_after is not None and batchId == self.fail_after:
             raise CommitError(f"test hook: failing after the laketide commit of batch {batchId}")
@@ -494,8 +541,15 @@ class StreamWriter(DataSourceStreamArrowWriter):
     @surfaced
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         table = self.ref.data_table()
-        if not committed_before(table, self.commit_user, batchId):
+        committed = committed_before(table, self.commit_user, batchId)
+        if not committed:
             table.abort(_messages(messages))
+        # The query stops: tasks of this micro-batch finishing (or killed) later delete their files.
+        self._job(table, batchId).end(table.file_io, kept=_attempts(messages) if committed else ())
+
+    def _job(self, table: Any, batch_id: int) -> SparkJob:
+        assert self.plan.stream_query is not None
+        return micro_batch_job(table, self.plan.stream_query, batch_id)
 
 
 def committed_before(table: Any, commit_user: str, identifier: int) -> bool:

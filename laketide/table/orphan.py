@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from laketide.exceptions import CorruptMetadataError, NotFoundError
 from laketide.fs import FileStatus
-from laketide.meta.paths import STAGING_DIR_PREFIX, partition_path
+from laketide.meta.paths import JOBS_DIR, STAGING_DIR_PREFIX, partition_path
 from laketide.meta.snapshot import Snapshot
 from laketide.table.expire import list_tags
 
@@ -97,7 +97,8 @@ def _name(path: str) -> str:
 def _walk(store: FileStore) -> list[FileStatus]:
     """Every file that may be an orphan, found by walking Paimon's layout only: the partition directories of the
     table's partition keys down to their ``bucket-N`` directories, ``manifest/``, ``index/``, ``statistics/``, and
-    leftovers in ``snapshot/`` that are neither snapshots nor hints (temp files of an interrupted publish).
+    leftovers in ``snapshot/`` that are neither snapshots nor hints (temp files of an interrupted publish), and what
+    Spark jobs staged (``_spark-staging-*``) or recorded (``_laketide_jobs``).
 
     A directory that is not part of that layout (a user's ``notes/``, a table nested inside this one, a
     subdirectory of a bucket) is never entered, whatever it holds. Paimon: OrphanFilesClean#listPaimonFileDirs.
@@ -137,6 +138,8 @@ def _walk(store: FileStore) -> list[FileStatus]:
             files_in(st.path, keep=_SNAPSHOT_FILE)
         elif name.startswith(STAGING_DIR_PREFIX):
             staged(st.path)  # what a killed engine job left before laketide adopted its files
+        elif name == JOBS_DIR:
+            staged(st.path)  # records and end flags of Spark jobs (their own expiry waits for the next Spark write)
         elif name in _METADATA_DIRS:
             files_in(st.path)
     data_root = store.path_factory.data_root

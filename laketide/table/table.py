@@ -404,6 +404,12 @@ class Table:
         return Table(name=self.name, path=self.path, file_io=self.file_io, schema=schema,
                      commit_lock=self._commit_lock, branch=self.branch)
 
+    def with_file_io(self, file_io: FileIO) -> Table:
+        """This table read and written through ``file_io`` (a wrapper of its own that watches what is written: a
+        Spark task's, laketide.spark.job_files)."""
+        return Table(name=self.name, path=self.path, file_io=file_io, schema=self._schema,
+                     commit_lock=self._commit_lock, branch=self.branch)
+
     def to_arrow(self, **kwargs: Any) -> pa.Table:
         return self.read(**kwargs)
 

@@ -160,19 +160,27 @@ def test_partition_filter_prunes_the_planned_files(spark, cat, wh: str) -> None:
     assert _sources(spark_only) == (True, False)
 
 
-def test_deletion_vectors_are_applied_on_the_row_index(spark, cat, wh: str) -> None:  # noqa: ANN001
-    s = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+# The second: value columns named like the row tags the deletion vectors are applied with (case-insensitively).
+@pytest.mark.parametrize("extra", [[], ["__LT_FILE", "__lt_row"]])
+def test_deletion_vectors_are_applied_on_the_row_index(spark, cat, wh: str, extra: list[str]) -> None:  # noqa: ANN001
+    s = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), *[(c, pa.int64()) for c in extra]])
+
+    def rows(ids: list[int], v: str) -> pa.Table:
+        return pa.table({"id": ids, "v": [v] * len(ids), **{c: [i * 3 for i in ids] for c in extra}}, schema=s)
+
     p = cat.create_table("db.dv", s, primary_key=["id"], options={"deletion-vectors.enabled": "true", "bucket": "2"})
-    p.write(pa.table({"id": list(range(100)), "v": ["a"] * 100}, schema=s))
+    p.write(rows(list(range(100)), "a"))
     p.compact(full=True)
-    p.write(pa.table({"id": list(range(0, 100, 7)), "v": ["b"] * 15}, schema=s))
+    p.write(rows(list(range(0, 100, 7)), "b"))
     p.compact()  # the new rows land above level 0 and mark the older copies deleted
     assert any(d is not None for sp in p.scan().plan() for d in (sp.deletion_files or ()))
 
     native = _same_as_python(spark, "db.dv", warehouse=wh)
     assert _sources(native) == (True, False)
+    assert native.columns == ["id", "v", *extra]
     got = {r["id"]: r["v"] for r in native.collect()}
     assert len(got) == 100 and native.count() == 100
+    assert all(r[c] == r["id"] * 3 for r in native.collect() for c in extra)
     assert {i for i, v in got.items() if v == "b"} == set(range(0, 100, 7))
 
     p.delete("id < 10")  # retract rows, compacted above level 0: never shown by either reader

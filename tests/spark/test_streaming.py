@@ -10,6 +10,7 @@ import pytest
 
 import laketide.spark as ls
 from laketide.expr import col
+from laketide.meta.paths import JOBS_DIR
 from laketide.spark.writer import TEST_FAIL_AFTER_COMMIT
 
 
@@ -46,6 +47,12 @@ def test_sink_crash_between_laketide_commit_and_spark_commit_log(spark, cat, wh:
     snaps = list(t.snapshot_manager.snapshots())
     assert [s.commit_identifier for s in snaps] == [0, 1, 2, 3, 4, 5]  # the replayed batch 2 committed nothing
     assert {s.commit_user for s in snaps} == {commit_user}
+    # Each micro-batch was a job (laketide.spark.job_files): the crashed batch 2 left its end flag, which its
+    # replay's tasks (started after it) ignored; the replay's files went, no record is left.
+    jobs = Path(t.path) / JOBS_DIR
+    assert [p.name.endswith(".ended") for p in jobs.iterdir()] == [True]
+    live = {p for s in t.scan().plan() for p in s.file_paths()}
+    assert {str(p) for p in Path(t.path).rglob("*.parquet")} == live
 
 
 def test_source_scan_modes_limits_and_available_now(spark, cat, wh: str, tmp_path: Path) -> None:  # noqa: ANN001
