@@ -173,3 +173,51 @@ def test_four_writer_processes_lose_no_commit(s3_server: S3Server, s3_warehouse:
     pairs = sorted(zip(rows["writer"].to_pylist(), rows["seq"].to_pylist()))
     assert pairs == [(w, i) for w in range(writers) for i in range(commits)]  # none lost, none doubled
     assert t.latest_snapshot().total_record_count == total
+
+
+def test_spark_job_files_on_s3(s3_server: S3Server, s3_warehouse: str) -> None:
+    """laketide.spark.job_files on an object store (files appear at close, no directories): an ended job's
+    recorded files go, a task writing after the end deletes its own, a committed attempt stays."""
+    import pyarrow as pa
+
+    from laketide.spark.job_files import JobEndedError, SparkJob
+
+    cat = laketide.load_catalog(s3_warehouse, **s3_server.options())
+    cat.create_database("db")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    t = cat.create_table("db.t", schema, primary_key=["id"], options={"bucket": "2"})
+    rows = pa.table({"id": list(range(10)), "v": ["x"] * 10}, schema=schema)
+    io = t.file_io
+
+    def task(job: SparkJob):  # noqa: ANN202 - what laketide.spark.writer._write_task does
+        files = job.task_files(io, t.name)
+        w = t.with_file_io(files).new_write()
+        try:
+            w.write(rows)
+            return files.attempt, w.prepare_commit()
+        except BaseException:
+            w.abort()
+            files.discard()
+            raise
+        finally:
+            w.close()
+
+    def data_files() -> set[str]:
+        return {st.path for p in ("bucket-0", "bucket-1") for st in io.list_status(f"{t.path}/{p}")}
+
+    failed = SparkJob(t.path)
+    task(failed)
+    assert len(data_files()) == 2
+    failed.end(io)
+    assert data_files() == set()
+    with pytest.raises(JobEndedError):
+        task(failed)
+    assert data_files() == set()
+    done = SparkJob(t.path)
+    kept, messages = task(done)
+    task(done)  # an attempt Spark did not hand over
+    t.commit(messages)
+    done.end(io, kept={kept})
+    assert t.read().num_rows == 10 and len(data_files()) == 2
+    assert sorted(st.path.rsplit("/", 1)[-1] for st in io.list_status(f"{t.path}/_laketide_jobs")) == sorted(
+        [f"{failed.job_id}.ended", f"{done.job_id}.ended"])
