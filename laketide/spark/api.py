@@ -310,10 +310,13 @@ def _check_definition(table: Any, *, primary_key: Sequence[str] | None, partitio
 
 
 def _save(df: DataFrame, name: str, mode: str, options: Mapping[str, str]) -> None:
+    from laketide.spark.arrow_batches import uncapped_arrow_batches
+
     writer = df.write.format("laketide").mode(mode)
     for k, v in options.items():
         writer = writer.option(k, v)
-    writer.save(name)
+    with uncapped_arrow_batches(df):  # Spark's per-row byte check costs the hand-over to Python dearly
+        writer.save(name)
 
 
 def read(
