@@ -40,7 +40,7 @@ from laketide.types import (
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["jvm_bucket_column"]
+__all__ = ["jvm_bucket_column", "jvm_bucket_sql"]
 
 _LOG = logging.getLogger(__name__)
 _SOURCE = Path(__file__).parent / "jvm" / "PaimonBucket.java"
@@ -64,6 +64,13 @@ def jvm_bucket_column(df: DataFrame, key_columns: Sequence[str], key_types: Sequ
     a parsed expression 3 (45 -> 4 round trips for one key column, ~15 ms of a write's driver time)."""
     from pyspark.sql import functions as F  # noqa: N812
 
+    sql = jvm_bucket_sql(df, key_columns, key_types, num_buckets)
+    return None if sql is None else F.expr(sql)
+
+
+def jvm_bucket_sql(df: DataFrame, key_columns: Sequence[str], key_types: Sequence[DataType],
+                   num_buckets: int) -> str | None:
+    """``jvm_bucket_column`` as Spark SQL text (to build into a larger expression)."""
     spark_types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     fields: list[str] = []
     for name, dt in zip(key_columns, key_types, strict=True):
@@ -75,7 +82,7 @@ def jvm_bucket_column(df: DataFrame, key_columns: Sequence[str], key_types: Sequ
         fields.append(f"'k{len(fields)}', {f'unix_date({column})' if want == 'date' else column}")
     if not _registered(df.sparkSession):
         return None
-    return F.expr(f"{_FUNCTION}(named_struct({', '.join(fields)}), {int(num_buckets)})")
+    return f"{_FUNCTION}(named_struct({', '.join(fields)}), {int(num_buckets)})"
 
 
 def _registered(spark: SparkSession) -> bool:
