@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from laketide.format.ascending_take import take_rows
+from laketide.meta.stable_sort import stable_argsort
 from laketide.mergetree.key_order import needs_rank, order_column, order_table, py_key
 from laketide.io.kv import SEQUENCE_NUMBER, VALUE_KIND, is_retract
 
@@ -122,7 +123,7 @@ def take_run(table: pa.Table, indices: np.ndarray) -> pa.Table:
 
 
 def _dedupe_indices_single_int_key(table: pa.Table, spec: MergeSpec) -> np.ndarray | None:
-    """The common case (one integer key, arrival order only) with numpy's stable radix sort.
+    """The common case (one integer key, arrival order only) with a stable integer sort (meta/stable_sort.py).
 
     Rows of one key must end up oldest first; a stable sort keeps their input order, which is checked against
     the sequence numbers (and the general Arrow sort is used if it does not hold).
@@ -133,7 +134,7 @@ def _dedupe_indices_single_int_key(table: pa.Table, spec: MergeSpec) -> np.ndarr
     if not pa.types.is_integer(col.type) or col.null_count:
         return None
     key = col.to_numpy()
-    order = np.argsort(key, kind="stable")
+    order = stable_argsort(key)
     k = key[order]
     same = k[1:] == k[:-1]
     if same.any():

@@ -52,6 +52,7 @@ __all__ = [
     "BatchWriter",
     "KEY_INDEX_BASE",
     "ROUTED",
+    "ROUTED_OWNED",
     "ROW_KIND_COLUMN",
     "key_index_option",
     "LaketideCommit",
@@ -67,6 +68,9 @@ _LOG = logging.getLogger(__name__)
 BUCKET_COLUMN = "__laketide_bucket"
 ROW_KIND_COLUMN = "__laketide_row_kind"
 ROUTED_BUCKET = "bucket"
+# Fixed buckets routed by the bucket alone (no bucket column: the shuffle computes it for the partition id): each
+# task owns its buckets, and its TableWrite computes every row's bucket itself, as for fixed buckets it always does.
+ROUTED_OWNED = "owned"
 ROUTED_ROW_KIND = "row-kind"
 # Cross-partition tables: rows arrive with their keys' locations, shuffled to the task owning their buckets
 # (laketide.spark.cross_partition); each task assigns buckets and row kinds itself and writes in the same pass.
@@ -134,7 +138,7 @@ def _check_routed(table: Any, commits: Sequence[WriterCommitMessage | None]) -> 
 def routed_columns(options: Mapping[str, str]) -> frozenset[str]:
     raw = options.get(ROUTED) or ""
     out = frozenset(p.strip() for p in raw.split(",") if p.strip())
-    unknown = out - {ROUTED_BUCKET, ROUTED_ROW_KIND, ROUTED_ASSIGN}
+    unknown = out - {ROUTED_BUCKET, ROUTED_OWNED, ROUTED_ROW_KIND, ROUTED_ASSIGN}
     if unknown:
         raise InvalidOptionError(f"laketide: internal option {ROUTED!r} has unknown parts {sorted(unknown)}")
     return out
@@ -162,7 +166,7 @@ class _TaskPlan:
     @property
     def one_task_per_bucket(self) -> bool:
         """laketide.spark.write routed each bucket to one task: the tasks may compact their buckets."""
-        return ROUTED_BUCKET in self.routed or ROUTED_ASSIGN in self.routed
+        return bool(self.routed & {ROUTED_BUCKET, ROUTED_OWNED, ROUTED_ASSIGN})
 
     @property
     def buckets_given(self) -> bool:

@@ -130,8 +130,11 @@ def _plan(
         radix *= len(d) or 1
         radices.append(len(d) or 1)
 
-    if radix == 1:  # single group: no shuffle needed
-        return [GroupRows(tuple(d[0].as_py() for d in dictionaries), int(buckets[0]), table)], None
+    # A single group (every row of a Spark writer task: its rows were routed to it by bucket) needs no grouping
+    # and no copy in group order, whichever bucket it is.
+    if radix == 1 or not bool((code != code[0]).any()):
+        return [GroupRows(tuple(d[int(c[0])].as_py() for d, c in zip(dictionaries, part_codes)), int(buckets[0]),
+                          table)], None
     # numpy's stable sort is a radix sort for integers of 16 bits or less: use the narrowest type that fits.
     if radix <= 1 << 8:
         code = code.astype(np.uint8)

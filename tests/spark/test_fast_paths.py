@@ -30,6 +30,35 @@ def test_each_bucket_goes_to_exactly_one_task(spark, cat, partitioned: bool) -> 
         assert {b: tasks.pop() for b, tasks in owners.items()} == {0: 0, 1: 1, 2: 2, 3: 3}
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+@pytest.mark.parametrize("num_tasks", [None, 2])
+def test_writes_route_by_the_bucket_without_carrying_it(spark, cat, partitioned: bool,  # noqa: ANN001
+                                                        num_tasks: int | None) -> None:
+    """laketide.spark.write shuffles fixed buckets by an expression: no bucket column crosses the shuffle or reaches
+    the writer tasks, and each (partition, bucket) still has one task, the one with_buckets gives it."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    from laketide.meta.bucket import bucket_ids
+    from laketide.spark.api import routed_to_owners
+    from laketide.spark.writer import ROUTED_OWNED
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False)])
+    t = cat.create_table("db.o", schema, primary_key=["id", "dt"], partition_keys=["dt"] if partitioned else [],
+                         options={"bucket": "4"} if partitioned else {"bucket": "4", "bucket-key": "id"})
+    df = spark.range(2000).selectExpr("id", "concat('d', id % 3) AS dt")
+    routed, routing = routed_to_owners(df, t, num_tasks=num_tasks)
+    assert routing == ROUTED_OWNED and routed.columns == ["id", "dt"]
+    got = routed.select("id", "dt", F.spark_partition_id().alias("task")).toArrow()
+    buckets = bucket_ids(got, ["id"], [t.schema.field("id").type], 4)
+    owners: dict[tuple, set[int]] = {}
+    for dt, b, task in zip(got.column("dt").to_pylist(), buckets, got.column("task").to_pylist()):
+        owners.setdefault((dt if partitioned else None, int(b)), set()).add(task)
+    assert all(len(tasks) == 1 for tasks in owners.values())
+    reference = with_buckets(df, t, num_tasks=num_tasks).select("dt", BUCKET_COLUMN, F.spark_partition_id())
+    expected = {((r[0] if partitioned else None), r[1]): {r[2]} for r in reference.distinct().collect()}
+    assert owners == expected
+
+
 @pytest.mark.parametrize("bucket", ["-1", "3"])
 def test_native_read_of_an_append_table_equals_the_laketide_source(spark, cat, wh: str, bucket: str) -> None:  # noqa: ANN001
     schema = pa.schema([f for f in ALL_TYPES if f.name != "dt"])

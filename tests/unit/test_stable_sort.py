@@ -78,3 +78,17 @@ def test_other_dtypes_and_shapes_fall_back() -> None:
     _same(np.zeros(0, np.int64))
     matrix = rng.integers(0, 100, (50, 60))
     np.testing.assert_array_equal(stable_argsort(matrix), np.argsort(matrix, kind="stable"))
+
+
+@pytest.mark.parametrize("span_bits", [45, 46, 47])
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_packed_sort_at_its_width_limit(span_bits: int, dtype: type) -> None:
+    """100k rows need 17 position bits: a span of 46 bits is the widest packed into one int64 with them (ties kept
+    in arrival order), 47 takes the radix / timsort paths."""
+    rng = np.random.default_rng(span_bits)
+    base = 2**63 - 2**47 if dtype is np.uint64 else -(2**46)
+    offsets = rng.integers(0, 2**span_bits, size=100_000, dtype=np.int64)
+    offsets[:50] = offsets[50:100]  # ties
+    offsets[0], offsets[1] = 0, 2**span_bits - 1
+    values = (np.array(offsets, dtype=np.uint64) + np.uint64(base)) if dtype is np.uint64 else offsets + base
+    _same(values.astype(dtype))
