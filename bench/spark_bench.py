@@ -15,8 +15,9 @@ Workloads (all on one local[2] session):
 - cross-partition upsert (rows/4 rows, half new keys, into a table of ``rows`` rows partitioned by ``status`` with
   ``order_id`` alone as the key: the table's keys are joined in Spark, keys whose status changed move) vs the same
   write into fixed buckets keyed (order_id, status), and vs ``df.write.parquet`` of the upsert rows.
-Every read ends in Spark's ``noop`` sink so all rows reach the JVM. A read workload's readers (laketide and its
-floor) run in alternation, one repetition each per round, and each reports its best round.
+Every read ends in Spark's ``noop`` sink so all rows reach the JVM. A workload's engines (laketide, its floor and
+variants; reads and writes alike) run in alternation, one repetition each per round with the order rotated, and
+each reports its best round.
 """
 
 from __future__ import annotations
@@ -36,37 +37,27 @@ import laketide.spark as ls
 from bench.data import orders
 
 
-def _best(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def _best_alternating(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
     """Best of ``repeat`` per workload, the workloads run in alternation: each round runs every one once (the
-    order rotated by one each round), so laketide and its floor see the same machine conditions, rather than
-    all repetitions of one followed by all of the other."""
-    names = list(fns)
+    order rotated by one each round), so laketide and its floor see the same machine conditions (a JVM still
+    compiling, a busy disk), rather than all repetitions of one followed by all of the other."""
+    def given(fn: Callable[[], object]) -> Callable[[], Callable[[], object]]:
+        return lambda: fn
+
+    return _best_alternating_fresh({name: given(fn) for name, fn in fns.items()}, repeat)
+
+
+def _best_alternating_fresh(prepares: dict[str, Callable[[], Callable[[], object]]],
+                            repeat: int) -> dict[str, float]:
+    """Like _best_alternating, with an untimed ``prepare`` before each repetition returning what to time."""
+    names = list(prepares)
     best = dict.fromkeys(names, float("inf"))
     for r in range(repeat):
         for name in names[r % len(names):] + names[:r % len(names)]:
+            fn = prepares[name]()
             t0 = time.perf_counter()
-            fns[name]()
+            fn()
             best[name] = min(best[name], time.perf_counter() - t0)
-    return best
-
-
-def _best_fresh(prepare: Callable[[], Callable[[], object]], repeat: int) -> float:
-    """Like _best, with an untimed ``prepare`` before each repetition returning what to time."""
-    best = float("inf")
-    for _ in range(repeat):
-        fn = prepare()
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
     return best
 
 
@@ -143,12 +134,13 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
     def parquet_write() -> None:
         src.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}"))
 
-    out["pk upsert write laketide s"] = _best_fresh(laketide_write, repeat)
-    out["pk upsert write laketide native s"] = _best_fresh(lambda: laketide_write(native=True), repeat)
-    out["pk upsert write df.write.parquet s"] = _best(parquet_write, repeat)
-    out["pk upsert write df.write.parquet zstd s"] = _best(
-        lambda: src.write.mode("overwrite").option("compression", "zstd").parquet(str(work / f"pq{next(counter)}")),
-        repeat)
+    out.update(_best_alternating_fresh({
+        "pk upsert write laketide s": laketide_write,
+        "pk upsert write laketide native s": lambda: laketide_write(native=True),
+        "pk upsert write df.write.parquet s": lambda: parquet_write,
+        "pk upsert write df.write.parquet zstd s": lambda: lambda: src.write.mode("overwrite").option(
+            "compression", "zstd").parquet(str(work / f"pq{next(counter)}")),
+    }, repeat))
     # 4. cross-partition upsert (partitioned by status, key order_id alone: keys whose status changed move) of
     #    rows/4 rows, half of them new keys, into a table of `rows` rows, vs fixed buckets keyed (order_id, status)
     upsert = orders(rows // 4, seed=43, key_offset=rows - rows // 8)
@@ -164,11 +156,12 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
         t.write(data.cast(status_schema))
         return lambda: ls.write(updates, name, warehouse=wh)
 
-    out["cross-partition upsert laketide s"] = _best_fresh(lambda: into_populated(["order_id"], {}), repeat)
-    out["cross-partition upsert fixed-buckets s"] = _best_fresh(
-        lambda: into_populated(["order_id", "status"], {"bucket": "4"}), repeat)
-    out["cross-partition upsert df.write.parquet s"] = _best(
-        lambda: updates.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}")), repeat)
+    out.update(_best_alternating_fresh({
+        "cross-partition upsert laketide s": lambda: into_populated(["order_id"], {}),
+        "cross-partition upsert fixed-buckets s": lambda: into_populated(["order_id", "status"], {"bucket": "4"}),
+        "cross-partition upsert df.write.parquet s": lambda: lambda: updates.write.mode("overwrite").parquet(
+            str(work / f"pq{next(counter)}")),
+    }, repeat))
     spark.stop()
     out["ratio cross-partition upsert (fixed buckets/laketide)"] = (
         out["cross-partition upsert fixed-buckets s"] / out["cross-partition upsert laketide s"])
