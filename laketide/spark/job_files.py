@@ -154,20 +154,23 @@ class TaskFiles(ForwardingFileIO):
             if path in self.paths:  # a backend without native streams: open_output follows open_native_output
                 return
             self.paths.append(path)
-            # Replaced whole (readers see the old list or the new one): the driver may read it at any time.
-            self.inner.write_hint(self.record, "\n".join(self.paths).encode())
+            self._write_record()
 
     def after_create(self, path: str, created: bool) -> None:
         if not created:  # the path was taken: the file is not this task's to delete
             with self._lock:
                 self.paths.remove(path)
-                self.inner.write_hint(self.record, "\n".join(self.paths).encode())
+                self._write_record()
             return
         if self._job_ended():
             raise JobEndedError(
                 f"Spark job {self.job.job_id} writing table {self.table_name} ended before this task finished "
                 f"(it had just created {path}); this task's files are deleted"
             )
+
+    def _write_record(self) -> None:
+        # Replaced whole (readers see the old list or the new one): the driver may read it at any time.
+        self.inner.write_hint(self.record, "\n".join(self.paths).encode())
 
     def _job_ended(self) -> bool:
         if not self.inner.exists(self.job.ended_flag):

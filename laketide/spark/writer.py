@@ -20,7 +20,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -107,10 +107,7 @@ def spark_job(table: Any) -> SparkJob:
 def micro_batch_job(table: Any, stream_query: str, batch_id: int) -> SparkJob:
     """The job of one micro-batch of a streaming query. PySpark gives the query's tasks and each of its commits
     and aborts writers of their own: the query (its commit user) and the batch id are what they share."""
-    from laketide.meta.external_paths import external_roots
-
-    return SparkJob(table.path, external_roots(table.options, table_name=table.name),
-                    f"stream-{stream_query}-{batch_id}", replayable=True)
+    return replace(spark_job(table), job_id=f"stream-{stream_query}-{batch_id}", replayable=True)
 
 
 def _task_micro_batch(table: Any, stream_query: str) -> SparkJob | None:

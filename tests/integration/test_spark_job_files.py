@@ -18,6 +18,7 @@ from laketide.fs import LocalFileIO
 from laketide.fs.failing import CrashingFileIO, FaultPoint
 from laketide.meta.paths import JOBS_DIR
 from laketide.spark.job_files import RETENTION_MS, JobEndedError, SparkJob
+from tests.job_tasks import task_attempt
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("dt", pa.string(), nullable=False),
                     ("v", pa.int64())])
@@ -37,21 +38,7 @@ def _files(t) -> set[str]:  # noqa: ANN001
 
 
 def _task(t, job: SparkJob, inner=None):  # noqa: ANN001, ANN202
-    """What one Spark task attempt does (laketide.spark.writer._write_task): write through the job's TaskFiles;
-    on any failure delete its files."""
-    files = job.task_files(inner or t.file_io, t.name)
-    w = t.with_file_io(files).new_write()
-    try:
-        w.write(ROWS)
-        messages = w.prepare_commit()
-    except BaseException:
-        w.abort()
-        files.discard()
-        raise
-    finally:
-        w.close()
-    assert any(m.new_files for m in messages)
-    return files.attempt, messages
+    return task_attempt(t, job, ROWS, inner)
 
 
 def _flags(paths: set[str], t) -> set[str]:  # noqa: ANN001

@@ -181,6 +181,7 @@ def test_spark_job_files_on_s3(s3_server: S3Server, s3_warehouse: str) -> None:
     import pyarrow as pa
 
     from laketide.spark.job_files import JobEndedError, SparkJob
+    from tests.job_tasks import task_attempt
 
     cat = laketide.load_catalog(s3_warehouse, **s3_server.options())
     cat.create_database("db")
@@ -189,18 +190,8 @@ def test_spark_job_files_on_s3(s3_server: S3Server, s3_warehouse: str) -> None:
     rows = pa.table({"id": list(range(10)), "v": ["x"] * 10}, schema=schema)
     io = t.file_io
 
-    def task(job: SparkJob):  # noqa: ANN202 - what laketide.spark.writer._write_task does
-        files = job.task_files(io, t.name)
-        w = t.with_file_io(files).new_write()
-        try:
-            w.write(rows)
-            return files.attempt, w.prepare_commit()
-        except BaseException:
-            w.abort()
-            files.discard()
-            raise
-        finally:
-            w.close()
+    def task(job: SparkJob):  # noqa: ANN202
+        return task_attempt(t, job, rows, io)
 
     def data_files() -> set[str]:
         return {st.path for p in ("bucket-0", "bucket-1") for st in io.list_status(f"{t.path}/{p}")}
