@@ -1,7 +1,9 @@
 """``python -m bench`` (``make bench``): every suite at every size, results under bench/results/, BENCHMARKS.md.
 
 Each (suite, size) runs in a fresh subprocess (bench/worker.py) so peak RSS is measured per workload from a
-clean interpreter and one suite's failure is reported without stopping the others. The default sizes and
+clean interpreter and one suite's failure is reported without stopping the others. A suite runs at its sizes one
+after the other, ``--rounds`` times, and each workload's samples pool over the rounds (bench/rounds.py): the
+scale ratios compare sizes measured in the same minutes. The default sizes and
 peer caps are chosen so that the whole run finishes in under 10 minutes on 2 cores; the total is printed.
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 
 from bench import memory
 from bench.report import draw_chart, machine_facts, render
+from bench.rounds import pool, sized_plan
 from bench.suite import Peers
 
 HERE = Path(__file__).parent
@@ -73,6 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=_sizes, default=_sizes(DEFAULT_SIZES),
                         help=f"base row counts, comma-separated (default {DEFAULT_SIZES})")
     parser.add_argument("--repeat", type=int, default=3, help="repetitions per workload (median of them), >= 3")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="runs of each sized suite at every size, alternating sizes; samples pool (default 1)")
     parser.add_argument("--suites", default=",".join(ALL_SUITES),
                         help="comma-separated subset of: " + ", ".join(ALL_SUITES))
     parser.add_argument("--commits", type=int, default=1000, help="history length for commit latency (laketide)")
@@ -105,13 +110,15 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.repeat < 3:
         parser.error("--repeat must be >= 3 (results are medians with min/max)")
+    if args.rounds < 1:
+        parser.error("--rounds must be >= 1")
     suites = [s.strip() for s in args.suites.split(",") if s.strip()]
     peers = Peers.floors_only() if args.no_peers else Peers(
         deltalake=not args.no_deltalake, pypaimon=not args.no_pypaimon, pypaimon_rust=not args.no_pypaimon,
         pypaimon_max_rows=args.pypaimon_max_rows, max_peer_commits=args.peer_commits)
     spark_rows = args.spark_rows or default_spark_rows(args.sizes)
 
-    plan = [(s, rows) for rows in args.sizes for s in SIZE_SUITES if s in suites]
+    plan = sized_plan([s for s in SIZE_SUITES if s in suites], args.sizes, args.rounds)
     if "commit_latency" in suites:
         plan.append(("commit_latency", args.commits))
     if "planning" in suites:
@@ -133,6 +140,7 @@ def main(argv: list[str] | None = None) -> None:
             if "error" in payload:
                 print(f"    failed: {payload['error']}", flush=True)
             payloads.append(payload)
+    payloads = pool(payloads)
     total = time.perf_counter() - t0
     args.out.mkdir(parents=True, exist_ok=True)
     facts = machine_facts()

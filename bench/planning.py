@@ -5,7 +5,8 @@ The tables are built cheaply through laketide's own write path: an unpartitioned
 compaction), written in ``COMMITS`` commits of 10-row batches, so N live files take N small Parquet writes and
 ``COMMITS`` snapshots (several manifests, as a table grown by many commits has), not N commits.
 
-Timed, on a table object loaded fresh from the catalog before every repetition (no warm manifest cache):
+Timed, on a table object loaded fresh from the catalog before every call (no warm manifest cache), the two sizes
+alternating call by call (see ``_time_planning``):
 
 - ``plan: manifest entries``: the store scan of the latest snapshot (``store.new_scan().plan(snapshot)``):
   reading the manifest list and manifests, i.e. the live-file set;
@@ -17,13 +18,14 @@ proportional to live files, i.e. 10x the files in <= ~10x the time).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
 
 import laketide
 from bench.data import orders
-from bench.harness import Result, measure
+from bench.harness import Result, timed
 from bench.suite import Peers, SuiteRun
 
 COMMITS = 10
@@ -63,12 +65,14 @@ def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
     del peers
     catalog = laketide.load_catalog(warehouse=str(work / "wh"))
     catalog.create_database("bench", exist_ok=True)
-    out = SuiteRun(meta={"commits": COMMITS, "rows_per_file": ROWS_PER_FILE, "table_options": OPTIONS})
-    for files in file_counts(rows):
-        name = f"bench.files{files}"
+    out = SuiteRun(meta={"commits": COMMITS, "rows_per_file": ROWS_PER_FILE, "table_options": OPTIONS,
+                         "samples": samples(repeat)})
+    names = {files: f"bench.files{files}" for files in file_counts(rows)}
+    for files, name in names.items():
         build(catalog, name, files)
-        results, live = _time_planning(catalog, name, files, repeat=repeat)
-        out.results += results
+    out.results += _time_planning(catalog, names, repeat=repeat)
+    for files, name in names.items():
+        live = _live_files(_load(catalog, name))
         if live != files:
             out.notes.append(f"the {files:,}-file table has {live:,} live files (expected {files:,})")
         out.meta[f"live_files_{files}"] = live
@@ -76,31 +80,45 @@ def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
     return out
 
 
-def _time_planning(catalog: laketide.Catalog, name: str, files: int, *, repeat: int) -> tuple[list[Result], int]:
-    """Both planning kinds on table ``name``, each repetition on a freshly loaded table; its live-file count."""
-    tables: list[laketide.Table] = []
+def samples(repeat: int) -> int:
+    """Timed plans per (kind, size): more than ``repeat``; one plan of 1k files takes a few tens of ms, and the
+    growth ratio divides two medians, so each needs more samples than a median of 3 to stay put on a shared VM."""
+    return 2 * repeat + 1
 
-    def fresh() -> None:
-        table = catalog.table(name)
-        assert isinstance(table, laketide.Table)
-        tables[:] = [table]
 
-    def entries() -> int:
-        table = tables[0]
-        snapshot = table.snapshot_manager.latest_snapshot()
-        assert snapshot is not None
-        return len(table.store.new_scan().plan(snapshot))
+def _load(catalog: laketide.Catalog, name: str) -> laketide.Table:
+    table = catalog.table(name)
+    assert isinstance(table, laketide.Table)
+    return table
 
-    def splits() -> int:
-        return len(tables[0].scan().plan())
 
-    results = []
-    for kind, fn in ((ENTRIES, entries), (SPLITS, splits)):
-        result = measure(workload(kind, files), "laketide", files, fn, repeat=repeat, setup=fresh)
-        result.scale = files
-        results.append(result)
-    fresh()
-    return results, entries()
+def _live_files(table: laketide.Table) -> int:
+    snapshot = table.snapshot_manager.latest_snapshot()
+    assert snapshot is not None
+    return len(table.store.new_scan().plan(snapshot))
+
+
+def _time_planning(catalog: laketide.Catalog, names: dict[int, str], *, repeat: int) -> list[Result]:
+    """Both planning kinds at both sizes, each timed call on a freshly loaded table. The sizes alternate call by
+    call (small, large, small, ...), so a slow minute of the machine falls on both sides of the growth ratio."""
+    kinds = {ENTRIES: _live_files, SPLITS: lambda table: len(table.scan().plan())}
+    results = {(kind, files): Result(workload(kind, files), "laketide", files, scale=files)
+               for kind in kinds for files in names}
+    for _ in range(samples(repeat)):
+        for files, name in names.items():
+            for kind, plan in kinds.items():
+                result = results[(kind, files)]
+                if result.error is not None:
+                    continue
+                try:
+                    seconds, peak, per_call = timed(partial(plan, _load(catalog, name)))
+                except Exception as e:  # noqa: BLE001 - reported in the results, as measure() does
+                    result.error, result.seconds = f"{type(e).__name__}: {e}"[:400], []
+                    continue
+                result.add(seconds, peak)
+                if not per_call:
+                    result.rss_scope = "process-wide"
+    return list(results.values())
 
 
 def growth_notes(results: list[Result]) -> list[str]:

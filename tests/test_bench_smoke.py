@@ -27,6 +27,7 @@ from bench import (
     merge_engines,
     pk_table,
     planning,
+    rounds,
     targets,
     worker,
 )
@@ -192,13 +193,49 @@ def test_report_has_ratios_and_cannot_run_reasons(tmp_path: Path) -> None:
 
 def test_entry_point_end_to_end(tmp_path: Path) -> None:
     markdown = tmp_path / "BENCHMARKS.md"
-    bench_main.main(["--sizes", "1500,3000", "--no-peers", "--suites", "pk", "--out", str(tmp_path / "results"),
-                     "--markdown", str(markdown)])
+    bench_main.main(["--sizes", "1500,3000", "--no-peers", "--suites", "pk", "--rounds", "2",
+                     "--out", str(tmp_path / "results"), "--markdown", str(markdown)])
     payload = json.loads((tmp_path / "results" / "results.json").read_text())
     assert [(s["suite"], s["rows"]) for s in payload["suites"]] == [("pk", 1500), ("pk", 3000)]
-    assert all("error" not in s for s in payload["suites"])
+    assert all("error" not in s and s["rounds"] == 2 for s in payload["suites"])
+    merge_read = [r for r in payload["suites"][0]["results"]
+                  if (r["workload"], r["engine"]) == ("pk merge read", "laketide")]
+    assert len(merge_read) == 1 and len(merge_read[0]["seconds"]) == 2 * 3  # two rounds of --repeat 3
     text = markdown.read_text()
     assert "## Scaling" in text and "| pk merge read | laketide |" in text
+
+
+def test_rounds_alternate_sizes_suite_by_suite() -> None:
+    assert rounds.sized_plan(["append", "pk"], [2, 8], 2) == [
+        ("append", 2), ("append", 8), ("append", 2), ("append", 8), ("pk", 2), ("pk", 8), ("pk", 2), ("pk", 8)]
+
+
+def test_rounds_pool_samples_per_workload_and_name_a_failed_round() -> None:
+    def payload(rows: int, seconds: list[float], *, engine: str = "laketide") -> dict[str, object]:
+        result = Result("full read", engine, rows, seconds=seconds, scale=rows, peak_rss_mb=seconds[0])
+        return {"suite": "append", "rows": rows, "results": [result.to_json()], "notes": ["checked"],
+                "meta": {}, "seconds": 1.0, "wall_s": 2.0}
+
+    failed = {"suite": "append", "rows": 8, "error": "worker exited 1: boom"}
+    pooled = rounds.pool([payload(2, [1.0, 1.0, 9.0]), payload(8, [4.0, 4.0, 4.0]), payload(2, [1.0, 9.0, 9.0]),
+                          failed])
+    assert [(p["suite"], p["rows"]) for p in pooled] == [("append", 2), ("append", 8)]
+    small, large = (Result.from_json(p["results"][0]) for p in pooled)
+    assert small.seconds == [1.0, 1.0, 9.0, 1.0, 9.0, 9.0] and pooled[0]["results"][0]["median"] == 5.0
+    assert small.peak_rss_mb == 1.0 and pooled[0]["rounds"] == 2 and pooled[0]["wall_s"] == 4.0
+    assert pooled[0]["notes"] == ["checked"]
+    assert large.seconds == [4.0, 4.0, 4.0] and pooled[1]["rounds"] == 1
+    assert pooled[1]["notes"][-1] == "round 2 of 2 failed: worker exited 1: boom"
+    # A workload one round could not run takes the samples of a round that ran it; one only a later round has
+    # is added.
+    no_driver = Result("full read", "laketide", 2, error="no driver", scale=2).to_json()
+    first = {"suite": "append", "rows": 2, "results": [no_driver], "notes": [], "meta": {}}
+    second = payload(2, [3.0]) | {"results": [Result("full read", "laketide", 2, seconds=[3.0], scale=2).to_json(),
+                                              Result("full read", "pyarrow", 2, seconds=[1.0], scale=2).to_json()]}
+    merged = rounds.pool([first, second])[0]
+    assert [(r["engine"], r["seconds"], r["error"]) for r in merged["results"]] == [
+        ("laketide", [3.0], None), ("pyarrow", [1.0], None)]
+    assert rounds.pool([failed]) == [failed]
 
 
 def test_file_index_suite_returns_the_floors_rows(tmp_path: Path) -> None:
@@ -318,6 +355,7 @@ def test_planning_suite_builds_both_file_counts(tmp_path: Path) -> None:
     assert sorted((r.workload, r.scale) for r in suite.results) == sorted(
         (planning.workload(kind, n), n) for kind in planning.WORKLOADS for n in (10, 40))
     assert all(r.ok for r in suite.results)
+    assert all(len(r.seconds) == planning.samples(1) > 1 for r in suite.results)
     assert len([n for n in suite.notes if "per 1k files" in n]) == 2
 
 
