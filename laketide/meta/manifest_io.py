@@ -21,7 +21,7 @@ import pyarrow as pa
 from laketide.exceptions import CorruptMetadataError, InvalidOptionError
 from laketide.meta.manifest_schema import Field, arrow_schema, avro_schema
 
-__all__ = ["encode_records", "decode_records", "read_objects", "MANIFEST_FORMATS"]
+__all__ = ["collector_paused", "encode_records", "decode_records", "read_objects", "MANIFEST_FORMATS"]
 
 MANIFEST_FORMATS = ("avro", "orc", "parquet")
 _AVRO_CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "snappy": "snappy", "deflate": "deflate",
@@ -89,13 +89,14 @@ _collector_was_enabled = False
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while a metadata file's objects are built.
 
     Decoding a manifest makes thousands of acyclic objects that all stay alive, so the collector's passes find
     nothing, yet each pass walks everything decoded so far: planning 10k files took 11.5x the time of 1k, 10.1x
-    with the pause (quiet machine). Threads decoding at once share one pause; the last one out restores the
-    collector's state from before the first one came in.
+    with the pause (quiet machine). A scan's plan holds it around the whole plan (table/read.py), as merging the
+    entries and cutting splits make objects by the thousand too. Threads (and nested pauses) share one pause; the
+    last one out restores the collector's state from before the first one came in.
     """
     global _collector_pausers, _collector_was_enabled
     with _collector_lock:
@@ -116,7 +117,7 @@ def read_objects(
     read_bytes: Callable[[str], bytes], path: str, from_record: Callable[[dict[str, Any]], T]
 ) -> list[T]:
     data = read_bytes(path)
-    with _collector_paused():
+    with collector_paused():
         records = decode_records(data, path=path)
         try:
             return [from_record(r) for r in records]

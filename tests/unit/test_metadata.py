@@ -169,3 +169,41 @@ def test_partition_paths_follow_java_legacy_names() -> None:
     assert java_to_string(1e10) == "1.0E10"
     assert java_to_string(0.0001) == "1.0E-4"
     assert java_to_string(True) == "true"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_scan_plans_with_the_collector_paused_and_restores_it(tmp_path: Path, enabled: bool,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole plan (manifests, merging the entries, splits) runs without collector passes; afterwards the
+    collector is as it was, also when planning fails."""
+    import pyarrow as pa
+
+    import laketide
+    from laketide.scan import file_scan
+
+    catalog = laketide.load_catalog(warehouse=str(tmp_path))
+    catalog.create_database("db")
+    table = catalog.create_table("db.t", pa.schema([("k", pa.int64())]))
+    table.write(pa.table({"k": [1, 2]}))
+    table.write(pa.table({"k": [3]}))
+    seen: list[bool] = []
+    merge = file_scan.merge_entries
+
+    def watching(entries: list[ManifestEntry]) -> list[ManifestEntry]:
+        seen.append(gc.isenabled())
+        if len(seen) > 1:
+            raise RuntimeError("planning failed")
+        return merge(entries)
+
+    monkeypatch.setattr(file_scan, "merge_entries", watching)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert sum(s.row_count for s in table.scan().plan()) == 3
+        assert gc.isenabled() is enabled
+        with pytest.raises(RuntimeError, match="planning failed"):
+            table.scan().plan()
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert seen == [False, False]
