@@ -69,6 +69,8 @@ $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet $(CONSTRAINTS) -e '.[test,bench]'
 	touch $@
 
+# Two rounds: every sized suite runs at each size twice, sizes alternating, samples pooled (bench/rounds.py).
+BENCH_ARGS ?= --rounds 2
 bench: setup interop-setup $(VENV)/.bench-installed
 	LAKETIDE_PYPAIMON_PYTHON=$(abspath $(INTEROP_VENV))/bin/python MPLBACKEND=Agg $(PY) -m bench $(BENCH_ARGS)
 
