@@ -3,8 +3,8 @@
 Each (suite, size) runs in a fresh subprocess (bench/worker.py) so peak RSS is measured per workload from a
 clean interpreter and one suite's failure is reported without stopping the others. A suite runs at its sizes one
 after the other, ``--rounds`` times, and each workload's samples pool over the rounds (bench/rounds.py): the
-scale ratios compare sizes measured in the same minutes. The default sizes and
-peer caps are chosen so that the whole run finishes in under 10 minutes on 2 cores; the total is printed.
+scale ratios compare sizes measured in the same minutes. The default sizes and peer caps keep one round under
+15 minutes on 2 cores (`make bench`, two rounds: about 20); the total is printed.
 """
 
 from __future__ import annotations
