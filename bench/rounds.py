@@ -47,7 +47,8 @@ def _pool_one(group: list[dict[str, Any]]) -> dict[str, Any]:
         for r in p["results"]:
             mine = by_key.get(_key(r))
             if mine is None:
-                merged["results"].append(by_key.setdefault(_key(r), copy.deepcopy(r)))
+                by_key[_key(r)] = copy.deepcopy(r)
+                merged["results"].append(by_key[_key(r)])
             elif mine.get("error") is not None:
                 mine.update(copy.deepcopy(r))  # a round that ran it beats one that could not
             elif r.get("error") is None:
@@ -60,7 +61,8 @@ def _pool_one(group: list[dict[str, Any]]) -> dict[str, Any]:
     merged["rounds"] = len(ran)
     merged["notes"] = merged.get("notes", []) + [
         f"round {i + 1} of {len(group)} failed: {p['error']}" for i, p in enumerate(group) if "error" in p]
-    for total in ("seconds", "wall_s"):
-        if all(total in p for p in group):
-            merged[total] = sum(p[total] for p in group)
+    for total in ("seconds", "wall_s"):  # a failed round has the parent's wall time but no suite seconds
+        spent = [p[total] for p in group if total in p]
+        if spent:
+            merged[total] = sum(spent)
     return merged

@@ -216,7 +216,7 @@ def test_rounds_pool_samples_per_workload_and_name_a_failed_round() -> None:
         return {"suite": "append", "rows": rows, "results": [result.to_json()], "notes": ["checked"],
                 "meta": {}, "seconds": 1.0, "wall_s": 2.0}
 
-    failed = {"suite": "append", "rows": 8, "error": "worker exited 1: boom"}
+    failed = {"suite": "append", "rows": 8, "error": "worker exited 1: boom", "wall_s": 0.5}
     pooled = rounds.pool([payload(2, [1.0, 1.0, 9.0]), payload(8, [4.0, 4.0, 4.0]), payload(2, [1.0, 9.0, 9.0]),
                           failed])
     assert [(p["suite"], p["rows"]) for p in pooled] == [("append", 2), ("append", 8)]
@@ -225,6 +225,7 @@ def test_rounds_pool_samples_per_workload_and_name_a_failed_round() -> None:
     assert small.peak_rss_mb == 1.0 and pooled[0]["rounds"] == 2 and pooled[0]["wall_s"] == 4.0
     assert pooled[0]["notes"] == ["checked"]
     assert large.seconds == [4.0, 4.0, 4.0] and pooled[1]["rounds"] == 1
+    assert (pooled[1]["seconds"], pooled[1]["wall_s"]) == (1.0, 2.5)  # the failed round's wall time counts
     assert pooled[1]["notes"][-1] == "round 2 of 2 failed: worker exited 1: boom"
     # A workload one round could not run takes the samples of a round that ran it; one only a later round has
     # is added.
