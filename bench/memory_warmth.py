@@ -8,6 +8,13 @@ before. A workload that faults in 0.5-1 GiB of fresh memory (an 8M-row read's re
 previous one's rows) therefore moves by up to a second with what ran before it, in any engine: the pyarrow floor's
 8M full read ranged 0.40-0.93 s within one run.
 
+pyarrow's default pool (mimalloc) adds to it: it reserves 1 GiB arenas marked ``MADV_HUGEPAGE`` and hands freed
+4 MiB pieces back with ``MADV_DONTNEED``, so a workload that frees and allocates hundreds of MiB again (an 8M-row
+merge read's batches and result) faults huge pages in again and again. Measured: the first 8M merge read after
+the table's write, the input rows still held, took 2.2-2.5 s with 2.4-2.6 s of kernel time under mimalloc, 1.4 s
+with 0.6 s under the system allocator (``ARROW_DEFAULT_MEMORY_POOL=system``). ``make bench`` keeps pyarrow's
+default, what users get; the report lists the pool among the machine facts.
+
 Usage::
 
     python -m bench.memory_warmth [--mib 1024] [--gaps 0.05,3,6]

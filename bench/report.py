@@ -11,6 +11,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from bench.harness import Result, fmt_ratio
 from bench.targets import scale_table, targets_table
 
@@ -189,6 +191,9 @@ def machine_facts() -> dict[str, str]:
         "cpu": cpu, "cores": str(os.cpu_count()), "memory": memory, "os": platform.platform(),
         "python": platform.python_version(), "laketide commit": commit,
         **{name: pkg(name) for name in ("pyarrow", "numpy", "deltalake", "matplotlib", "pyspark")},
+        # mimalloc (pyarrow's default) or what ARROW_DEFAULT_MEMORY_POOL chose: it moves the 8M times (see the
+        # scale notes in bench/memory_warmth.py).
+        "arrow memory pool": pa.default_memory_pool().backend_name,
     }
 
 
