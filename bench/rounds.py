@@ -45,10 +45,11 @@ def _pool_one(group: list[dict[str, Any]]) -> dict[str, Any]:
     by_key = {_key(r): r for r in merged["results"]}
     for p in ran[1:]:
         for r in p["results"]:
-            mine = by_key.get(_key(r))
+            key = _key(r)
+            mine = by_key.get(key)
             if mine is None:
-                by_key[_key(r)] = copy.deepcopy(r)
-                merged["results"].append(by_key[_key(r)])
+                by_key[key] = copy.deepcopy(r)
+                merged["results"].append(by_key[key])
             elif mine.get("error") is not None:
                 mine.update(copy.deepcopy(r))  # a round that ran it beats one that could not
             elif r.get("error") is None:
