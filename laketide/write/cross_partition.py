@@ -25,8 +25,11 @@ SkipNew)
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -45,7 +48,7 @@ from laketide.schema.table_schema import TableSchema
 from laketide.types import BigIntType, DataType, IntType, SmallIntType, TinyIntType, to_arrow_type
 from laketide.mergetree.merge import take_run
 from laketide.write.bucketing import Group, GroupRows
-from laketide.write.key_codes import encode_keys, has_duplicate_ints, positions_in
+from laketide.write.key_codes import count_ids, encode_keys, gather, has_duplicate_ints, positions_in
 from laketide.write.routed_pieces import position_pieces
 
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
@@ -205,9 +208,15 @@ class CrossPartitionAssigner:
         parts: list[np.ndarray] = []
         buckets: list[np.ndarray] = []
         read_counts: dict[tuple[int, int], int] = {}
-        for split in plan.splits:
+        workers = min(len(plan.splits), os.cpu_count() or 1)
+        with (ThreadPoolExecutor(workers, thread_name_prefix="laketide-bootstrap") if workers > 1
+              else nullcontext()) as pool:
+            # buckets read side by side (decoding releases the GIL), their keys taken in split order
+            read = pool.map if pool is not None else map
+            tables = list(read(lambda split: list(plan.read(split)), plan.splits))
+        for split, split_keys in zip(plan.splits, tables, strict=True):
             pid = out.partition_id(tuple(split.partition_values))
-            for keys in plan.read(split):
+            for keys in split_keys:
                 key_chunks.append(key_bytes(keys, pk, types))
                 parts.append(np.full(keys.num_rows, pid, np.int32))
                 buckets.append(np.full(keys.num_rows, split.bucket, np.int32))
@@ -297,32 +306,47 @@ class CrossPartitionAssigner:
     # -- assignment ----------------------------------------------------------------------------------------------
     def _new_buckets(self, pids: np.ndarray) -> np.ndarray:
         """Buckets for new keys (their partition ids, in arrival order) (Paimon: crosspartition.BucketAssigner)."""
+        counts = count_ids(pids, len(self.partitions))
+        fills = {pid: self._fill(pid, int(counts[pid])) for pid in np.flatnonzero(counts).tolist()}
+        if all(len(buckets) == 1 for buckets, _ in fills.values()):  # the usual case: one bucket per partition
+            lut = np.zeros(len(counts), dtype=np.int32)
+            for pid, (buckets, _) in fills.items():
+                lut[pid] = buckets[0]
+            return gather(lut, pids)
+        # A key's bucket follows from its rank among its partition's new keys: fill them in (partition, arrival)
+        # order, then put each back in its place.
+        order = stable_argsort(pids.astype(np.uint16) if len(counts) <= 1 << 16 else pids)
         out = np.empty(len(pids), dtype=np.int32)
-        for pid in np.flatnonzero(np.bincount(pids)).tolist():  # partition ids are small: no sort of every key
-            mask = pids == pid
-            m = int(mask.sum())
-            stats = self.counts.setdefault(pid, {})
-            given = np.empty(m, dtype=np.int32)
-            filled = 0
-            for bucket in sorted(stats):
-                if bucket % self.num_assigners != self.assign_id or stats[bucket] >= self.target_row_num:
-                    continue
-                take = min(self.target_row_num - stats[bucket], m - filled)
-                given[filled:filled + take] = bucket
-                stats[bucket] += take
-                filled += take
-                if filled == m:
-                    break
-            candidate = 0
-            while filled < m:
-                while candidate in stats or candidate % self.num_assigners != self.assign_id:
-                    candidate += 1
-                take = min(self.target_row_num, m - filled)
-                given[filled:filled + take] = candidate
-                stats[candidate] = take
-                filled += take
-            out[mask] = given
+        out[order] = np.concatenate([np.repeat(np.array(b, np.int32), n) for b, n in fills.values()])
         return out
+
+    def _fill(self, pid: int, m: int) -> tuple[list[int], list[int]]:
+        """The buckets ``m`` new keys of partition ``pid`` go to, in arrival order, as (buckets, keys in each):
+        the lowest of this assigner's buckets with room first, then new ones."""
+        stats = self.counts.setdefault(pid, {})
+        buckets: list[int] = []
+        takes: list[int] = []
+        filled = 0
+        for bucket in sorted(stats):
+            if filled == m:
+                break
+            if bucket % self.num_assigners != self.assign_id or stats[bucket] >= self.target_row_num:
+                continue
+            take = min(self.target_row_num - stats[bucket], m - filled)
+            buckets.append(bucket)
+            takes.append(take)
+            stats[bucket] += take
+            filled += take
+        candidate = 0
+        while filled < m:
+            while candidate in stats or candidate % self.num_assigners != self.assign_id:
+                candidate += 1
+            take = min(self.target_row_num, m - filled)
+            buckets.append(candidate)
+            takes.append(take)
+            stats[candidate] = take
+            filled += take
+        return buckets, takes
 
     @property
     def plans_groups(self) -> bool:
@@ -378,35 +402,44 @@ class CrossPartitionAssigner:
         encoded = encode_keys(kb)  # distinct keys in arrival order, each row's key id, each key's first row
         codes, uniq_keys, first = encoded.codes, encoded.keys, encoded.first
         u = len(uniq_keys)
+
+        def per_row(per_key: np.ndarray) -> np.ndarray:  # a key's value on each of its rows
+            return per_key if encoded.distinct else per_key[codes]
         row_part = self._row_partitions(table)
         kinds = np.asarray(table.column(VALUE_KIND).to_numpy(), dtype=np.int8)
         retract = (kinds == RowKind.UPDATE_BEFORE) | (kinds == RowKind.DELETE)
         # last row of each key
-        last = np.full(u, -1, dtype=np.int64)
-        np.maximum.at(last, codes, np.arange(n))
-        # where each key lives now
+        if encoded.distinct:
+            last = codes
+        else:
+            last = np.full(u, -1, dtype=np.int64)
+            np.maximum.at(last, codes, np.arange(n))
+        # where each key lives now (none of them in the index, as in a first write: no arrays to fill)
         pos = positions_in(uniq_keys, self.keys)
         in_index = pos >= 0
-        old_part = np.full(u, -1, np.int32)
-        old_bucket = np.full(u, -1, np.int32)
-        old_part[in_index] = self.part_of[pos[in_index]]
-        old_bucket[in_index] = self.bucket_of[pos[in_index]]
+        if in_index.any():
+            old_part = np.full(u, -1, np.int32)
+            old_bucket = np.full(u, -1, np.int32)
+            old_part[in_index] = self.part_of[pos[in_index]]
+            old_bucket[in_index] = self.bucket_of[pos[in_index]]
+        else:
+            old_part = old_bucket = np.broadcast_to(np.int32(-1), (u,))
         known = old_part >= 0
         engine = self.engine
         if engine is MergeEngine.DEDUPLICATE:
-            target = row_part[last]
-            ends_deleted = retract[last]
+            target = row_part if encoded.distinct else row_part[last]
+            ends_deleted = retract if encoded.distinct else retract[last]
         else:
-            target = np.where(known, old_part, row_part[first])
+            target = np.where(known, old_part, row_part if encoded.distinct else row_part[first])
             ends_deleted = np.zeros(u, dtype=bool)
         moved = known & (old_part != target)
         stays = known & ~moved
         # rows kept, and whether they need a new bucket
         if engine is MergeEngine.DEDUPLICATE:
             live = ~ends_deleted | stays  # a key deleted in place keeps its rows (the delete among them)
-            keep = (row_part == target[codes]) & live[codes]
+            keep = per_row(live) if target is row_part else (row_part == per_row(target)) & per_row(live)
         elif engine is MergeEngine.FIRST_ROW:
-            keep = row_part == target[codes]
+            keep = row_part == per_row(target)
         else:
             keep = np.ones(n, dtype=bool)
         needs_new = ~stays & ~ends_deleted
@@ -420,20 +453,26 @@ class CrossPartitionAssigner:
                 stats = self.counts.get(code >> 16)
                 if stats is not None and (code & 0xFFFF) in stats:
                     stats[code & 0xFFFF] = max(stats[code & 0xFFFF] - n_left, 0)
-        new_bucket = np.full(u, -1, np.int32)
-        if needs_new.any():
-            new_bucket[needs_new] = self._new_buckets(target[needs_new])
-        key_bucket = np.where(stays | (known & (engine is not MergeEngine.DEDUPLICATE)), old_bucket, new_bucket)
+        if needs_new.all():
+            new_bucket = self._new_buckets(target)
+        else:
+            new_bucket = np.full(u, -1, np.int32)
+            if needs_new.any():
+                new_bucket[needs_new] = self._new_buckets(target[needs_new])
+        old_kept = stays | (known & (engine is not MergeEngine.DEDUPLICATE))
+        key_bucket = np.where(old_kept, old_bucket, new_bucket) if old_kept.any() else new_bucket
         # rows: the kept ones where routing put them (partial-update / aggregation rewrite the partition where it
         # differs from the key's), then a delete in the old place of each moved key; copied piece by piece
-        kept_idx = np.flatnonzero(keep)
-        row_codes = codes[kept_idx]
+        every_row = encoded.distinct and bool(keep.all())  # (the rows as they came: no gathers)
+        kept_idx = codes if every_row else np.flatnonzero(keep)
+        row_codes = kept_idx if encoded.distinct else codes[kept_idx]
         gone = np.flatnonzero(moved) if engine is MergeEngine.DEDUPLICATE else np.zeros(0, np.int64)
         self._update_index(uniq_keys, pos, known, target, key_bucket,
                            ends_deleted & (engine is MergeEngine.DEDUPLICATE))
-        self._stamp(now, pos[pos >= 0])
-        return (_Routed(kept_idx, target[row_codes], key_bucket[row_codes]),
-                _Routed(last[gone], old_part[gone], old_bucket[gone]),
+        self._stamp(now, pos[in_index] if self.index_ttl_ms else None)
+        kept = (_Routed(kept_idx, target, key_bucket) if every_row
+                else _Routed(kept_idx, target[row_codes], key_bucket[row_codes]))
+        return (kept, _Routed(last[gone], old_part[gone], old_bucket[gone]),
                 row_part if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE) else None)
 
     def _row_partitions(self, table: pa.Table) -> np.ndarray:
@@ -454,21 +493,20 @@ class CrossPartitionAssigner:
                 code += idx.astype(np.int64) * radix
             radix *= max(len(enc.dictionary), 1)
         assert code is not None
-        inverse: np.ndarray
+        inverse: np.ndarray | None = None
         if radix > max(1 << 20, len(code)):  # many partitions: sort the codes
             uniq, inverse = np.unique(code, return_inverse=True)
         else:  # the usual few partitions: a table over the codes, no sort of every row's code
-            present = np.zeros(radix, dtype=bool)
-            present[code] = True
-            uniq = np.flatnonzero(present)
-            dense = np.zeros(radix, dtype=np.int32)
-            dense[uniq] = np.arange(len(uniq), dtype=np.int32)
-            inverse = dense[code]
+            uniq = np.flatnonzero(count_ids(code, radix))
         gid = np.empty(len(uniq), dtype=np.int32)
         for j, c in enumerate(uniq.tolist()):  # ascending codes, as before: partition ids in the same order
             values = tuple(d[(c // r) % len(d)].as_py() for d, r in zip(dictionaries, radices))
             gid[j] = self.partition_id(values)
-        return gid[inverse.reshape(-1)]
+        if inverse is not None:
+            return gather(gid, inverse.reshape(-1))
+        by_code = np.zeros(radix, dtype=np.int32)
+        by_code[uniq] = gid
+        return gather(by_code, code)
 
     def _set_partitions(self, rows: pa.Table, pids: np.ndarray, *, changed: np.ndarray) -> pa.Table:
         if not changed.any():
@@ -522,9 +560,10 @@ class CrossPartitionAssigner:
                 self._append_keys(uniq_keys.take(pa.array(fresh)), target[fresh], bucket[fresh])
 
     def _append_keys(self, keys: pa.Array, part_of: np.ndarray, bucket_of: np.ndarray) -> None:
+        """Add new keys (the arrays are the assigner's from now on: a first write's index is its routing's)."""
         if len(self.keys) == 0:
             self.keys = keys
-            self.part_of, self.bucket_of = part_of.astype(np.int32), bucket_of.astype(np.int32)
+            self.part_of, self.bucket_of = part_of.astype(np.int32, copy=False), bucket_of.astype(np.int32, copy=False)
             return
         self.keys = pa.concat_arrays([self.keys, keys])
         self.part_of = np.concatenate([self.part_of, part_of.astype(np.int32)])
@@ -549,25 +588,23 @@ class CrossPartitionAssigner:
         """(partition values, bucket, partition id, kept rows, deleted rows) of each group in (partition, bucket)
         order, row positions ascending."""
         n_kept = len(kept.rows)
-        pids = np.concatenate([kept.pids, deletes.pids])
-        buckets = np.concatenate([kept.buckets, deletes.buckets])
+        pids, buckets = kept.pids, kept.buckets
+        if len(deletes.rows):
+            pids, buckets = np.concatenate([pids, deletes.pids]), np.concatenate([buckets, deletes.buckets])
         if len(pids) == 0:
             return
+        every_row = bool(n_kept) and int(kept.rows[-1]) == n_kept - 1  # ascending positions from 0: all rows
         per_pid = int(buckets.max()) + 1
         # (partition id, bucket) as one ascending code; few groups fit 16 bits (numpy's radix sort, 2 bytes a row)
         if (int(pids.max()) + 1) * per_pid <= 1 << 16:
             code = pids.astype(np.uint16) * np.uint16(per_pid) + buckets.astype(np.uint16)
         else:
             code = pids.astype(np.int64) * per_pid + buckets
-        # stable: a group's positions stay ascending, kept rows first
-        order = stable_argsort(code)
-        sorted_code = code[order]
-        bounds = (np.flatnonzero(sorted_code[1:] != sorted_code[:-1]) + 1).tolist()
-        for s, e in zip([0, *bounds], [*bounds, len(order)]):
-            pid, bucket = divmod(int(sorted_code[s]), per_pid)
-            sel = order[s:e]
+        for group, sel in _positions_by_code(code):
+            pid, bucket = divmod(group, per_pid)
             split = int(np.searchsorted(sel, n_kept))
-            yield self.part_values[pid], bucket, pid, kept.rows[sel[:split]], deletes.rows[sel[split:] - n_kept]
+            kept_at = sel[:split] if every_row else kept.rows[sel[:split]]
+            yield self.part_values[pid], bucket, pid, kept_at, deletes.rows[sel[split:] - n_kept]
 
     def _as_deletes(self, rows: pa.Table, pid: int) -> pa.Table:
         """``rows`` as deletes in partition ``pid`` (a moved key's delete in its old place)."""
@@ -579,6 +616,26 @@ class CrossPartitionAssigner:
     @property
     def nbytes(self) -> int:
         return int(self.keys.nbytes + self.part_of.nbytes + self.bucket_of.nbytes)
+
+
+# Up to this many groups, each group's rows are found by a pass over the codes instead of a sort of them all.
+_FEW_GROUPS = 32
+
+
+def _positions_by_code(code: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """Each distinct code, ascending, with the positions holding it, ascending."""
+    if code.dtype == np.uint16:
+        present = np.flatnonzero(count_ids(code, 1 << 16))
+        if len(present) <= _FEW_GROUPS:  # one pass per group: no order of every row (an 8M-entry int64 array)
+            for group in present.tolist():
+                yield group, np.flatnonzero(code == group)
+            return
+    # stable: a group's positions stay ascending
+    order = stable_argsort(code)
+    sorted_code = code[order]
+    bounds = (np.flatnonzero(sorted_code[1:] != sorted_code[:-1]) + 1).tolist()
+    for s, e in zip([0, *bounds], [*bounds, len(order)]):
+        yield int(sorted_code[s]), order[s:e]
 
 
 def _has_duplicates(keys: pa.Array) -> bool:

@@ -8,10 +8,10 @@ release the GIL), overlapped with the other buckets'. The files are the ones ``p
 bucket's rows in arrival order, the same sequence numbers, one run per bucket per flush.
 
 Bounded as the serial path is (write/write_budget.py): at most one flush in flight per core, and buffered plus
-in-flight bytes stay within ``write-buffer-size``: when they would not, the main thread first waits for the
-in-flight flushes (so where a large bucket's runs are cut does not depend on timing), then flushes the biggest
-buffers itself. Groups larger than a piece are buffered piece by piece on the main thread; their last piece and
-the flush go to the worker.
+in-flight bytes stay within ``write-buffer-size``: when they would not, the main thread first waits for in-flight
+flushes to end, one at a time, until they would (where a large bucket's runs are cut does not depend on timing:
+only idle buffers' bytes decide), then flushes the biggest buffers itself. Groups larger than a piece are buffered
+piece by piece on the main thread; their last piece and the flush go to the worker.
 
 Paimon: a batch job's writer flushes at ``prepareCommit`` only; this is laketide's own use of the second core.
 """
@@ -81,11 +81,16 @@ def write_groups_flushing(
             raise failures[0]
 
     def bound() -> None:
-        busy = {id(w) for w, _ in in_flight.values()}
-        writers = [w for w in buffered() if id(w) not in busy]
-        in_flight_bytes = sum(b for _, b in in_flight.values())
-        if in_flight and sum(w.buffered_bytes for w in writers) + in_flight_bytes >= budget:
-            wait_for(all_of=True)  # in-flight rows free their memory when done; wait rather than cut runs
+        while True:
+            busy = {id(w) for w, _ in in_flight.values()}
+            writers = [w for w in buffered() if id(w) not in busy]
+            in_flight_bytes = sum(b for _, b in in_flight.values())
+            if not in_flight or sum(w.buffered_bytes for w in writers) + in_flight_bytes < budget:
+                break
+            # In-flight rows free their memory when done: wait for them rather than cut runs, one at a time so the
+            # other cores keep flushing (a done flush leaves no bytes behind: what is flushed below is the same as
+            # after waiting for all of them).
+            wait_for(all_of=False)
         flush_biggest(writers, budget)
 
     def finish(writer: _Writer, group: GroupRows, start: int) -> None:

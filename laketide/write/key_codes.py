@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["EncodedKeys", "encode_keys", "has_duplicate_ints", "positions_in"]
+__all__ = ["EncodedKeys", "count_ids", "encode_keys", "gather", "has_duplicate_ints", "positions_in"]
 
 # A direct table is used when the key range is at most this many times the number of keys (plus a constant).
 RANGE_PER_KEY = 4
@@ -27,6 +27,11 @@ class EncodedKeys:
     codes: np.ndarray  # int64: each row's key id
     keys: pa.Array  # the distinct keys, in order of first arrival (key id = position)
     first: np.ndarray  # int64: the row where each distinct key first arrives
+
+    @property
+    def distinct(self) -> bool:
+        """Whether every row holds a key of its own (then codes and first are the row numbers)."""
+        return len(self.keys) == len(self.codes)
 
 
 def _int_range(values: np.ndarray, n: int) -> tuple[int, int] | None:
@@ -49,6 +54,25 @@ def _seen(values: np.ndarray, lo: int, span: int) -> np.ndarray:
     for start in range(0, len(values), CHUNK_ROWS):
         seen[values[start:start + CHUNK_ROWS] - lo] = True
     return seen
+
+
+def count_ids(ids: np.ndarray, length: int) -> np.ndarray:
+    """``np.bincount(ids, minlength=length)`` a chunk at a time: bincount first copies non-intp ids to intp (a
+    long count table is made once instead, rather than once per chunk)."""
+    if length > CHUNK_ROWS:
+        return np.bincount(ids, minlength=length)
+    counts = np.zeros(length, dtype=np.int64)
+    for start in range(0, len(ids), CHUNK_ROWS):
+        counts += np.bincount(ids[start:start + CHUNK_ROWS], minlength=length)
+    return counts
+
+
+def gather(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``values[ids]`` a chunk at a time: fancy indexing first copies non-intp ids to intp."""
+    out = np.empty(len(ids), dtype=values.dtype)
+    for start in range(0, len(ids), CHUNK_ROWS):
+        np.take(values, ids[start:start + CHUNK_ROWS], out=out[start:start + CHUNK_ROWS])
+    return out
 
 
 def has_duplicate_ints(values: np.ndarray) -> bool | None:

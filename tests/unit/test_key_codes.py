@@ -88,3 +88,22 @@ def test_positions_in_a_long_index_over_several_chunks(case: str, monkeypatch: p
     expected = pc.fill_null(pc.index_in(keys, value_set=index), -1).to_numpy().tolist()
     assert positions_in(keys, index).tolist() == expected
 
+
+
+def test_chunked_count_and_gather_equal_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_codes, "CHUNK_ROWS", 7)  # several chunks and a partial last one
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 7, 30):
+        ids = rng.integers(0, 5, n).astype(np.int32)
+        for length in (6, 9):  # a table shorter than a chunk, and one longer (counted in one go)
+            assert key_codes.count_ids(ids, length).tolist() == np.bincount(ids, minlength=length).tolist()
+        values = rng.integers(-9, 9, 5).astype(np.int32)
+        got = key_codes.gather(values, ids)
+        assert got.dtype == values.dtype and got.tolist() == values[ids].tolist()
+
+
+def test_distinct_says_whether_every_row_has_its_own_key() -> None:
+    assert encode_keys(pa.array([5, 3, 9], pa.int64())).distinct
+    assert not encode_keys(pa.array([5, 3, 5], pa.int64())).distinct
+    assert encode_keys(pa.array([b"x", b"y"], pa.large_binary())).distinct
+    assert not encode_keys(pa.array([b"x", b"x"], pa.large_binary())).distinct
