@@ -89,7 +89,6 @@ def test_positions_in_a_long_index_over_several_chunks(case: str, monkeypatch: p
     assert positions_in(keys, index).tolist() == expected
 
 
-
 def test_chunked_count_and_gather_equal_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(key_codes, "CHUNK_ROWS", 7)  # several chunks and a partial last one
     rng = np.random.default_rng(3)
