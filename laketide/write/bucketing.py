@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 from laketide.meta.bucket import bucket_ids
 from laketide.format.ascending_take import take_ascending
 from laketide.types import DataType
+from laketide.write.key_codes import count_ids
 
 __all__ = ["Group", "GroupRows", "group_rows", "partition_codes", "split_by_partition_and_bucket"]
 
@@ -139,7 +140,7 @@ def _plan(
     if radix <= 1 << 8:
         code = code.astype(np.uint8)
         if lazy:
-            counts = np.bincount(code, minlength=radix)
+            counts = count_ids(code, radix)  # (a chunk at a time: bincount copies the codes to int64)
             present = np.flatnonzero(counts)
             if len(present) <= LAZY_GROUPS_MAX:
                 return [_lazy_group(table, code, int(c), int(counts[c]), radices, dictionaries)

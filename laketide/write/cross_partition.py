@@ -48,7 +48,14 @@ from laketide.schema.table_schema import TableSchema
 from laketide.types import BigIntType, DataType, IntType, SmallIntType, TinyIntType, to_arrow_type
 from laketide.mergetree.merge import take_run
 from laketide.write.bucketing import Group, GroupRows
-from laketide.write.key_codes import count_ids, encode_keys, gather, has_duplicate_ints, positions_in
+from laketide.write.key_codes import (
+    count_ids,
+    encode_keys,
+    gather,
+    has_duplicate_ints,
+    positions_in,
+    present_ids,
+)
 from laketide.write.routed_pieces import position_pieces
 
 __all__ = ["OLD_BUCKET", "OLD_PARTITION", "BootstrapStats", "CrossPartitionAssigner", "KeyBootstrap", "key_bytes"]
@@ -414,17 +421,8 @@ class CrossPartitionAssigner:
         else:
             last = np.full(u, -1, dtype=np.int64)
             np.maximum.at(last, codes, np.arange(n))
-        # where each key lives now (none of them in the index, as in a first write: no arrays to fill)
-        pos = positions_in(uniq_keys, self.keys)
-        in_index = pos >= 0
-        if in_index.any():
-            old_part = np.full(u, -1, np.int32)
-            old_bucket = np.full(u, -1, np.int32)
-            old_part[in_index] = self.part_of[pos[in_index]]
-            old_bucket[in_index] = self.bucket_of[pos[in_index]]
-        else:
-            old_part = old_bucket = np.broadcast_to(np.int32(-1), (u,))
-        known = old_part >= 0
+        pos, old_part, old_bucket = self._where_now(uniq_keys)
+        known = old_part >= 0  # (a deleted key stays in the index as a tombstone: in it, not known)
         engine = self.engine
         if engine is MergeEngine.DEDUPLICATE:
             target = row_part if encoded.distinct else row_part[last]
@@ -434,33 +432,17 @@ class CrossPartitionAssigner:
             ends_deleted = np.zeros(u, dtype=bool)
         moved = known & (old_part != target)
         stays = known & ~moved
-        # rows kept, and whether they need a new bucket
+        # rows kept; keys that keep their bucket, and keys that need a new one
         if engine is MergeEngine.DEDUPLICATE:
             live = ~ends_deleted | stays  # a key deleted in place keeps its rows (the delete among them)
             keep = per_row(live) if target is row_part else (row_part == per_row(target)) & per_row(live)
-        elif engine is MergeEngine.FIRST_ROW:
-            keep = row_part == per_row(target)
-        else:
-            keep = np.ones(n, dtype=bool)
-        needs_new = ~stays & ~ends_deleted
-        if engine is not MergeEngine.DEDUPLICATE:
-            needs_new = ~known
-        # moving keys leave their old bucket (one update per bucket, not per key)
-        if engine is MergeEngine.DEDUPLICATE:
-            leaving = known & (moved | ends_deleted)
-            codes_left = old_part[leaving].astype(np.int64) * (1 << 16) + old_bucket[leaving]
-            for code, n_left in zip(*(a.tolist() for a in np.unique(codes_left, return_counts=True)), strict=True):
-                stats = self.counts.get(code >> 16)
-                if stats is not None and (code & 0xFFFF) in stats:
-                    stats[code & 0xFFFF] = max(stats[code & 0xFFFF] - n_left, 0)
-        if needs_new.all():
-            new_bucket = self._new_buckets(target)
-        else:
-            new_bucket = np.full(u, -1, np.int32)
-            if needs_new.any():
-                new_bucket[needs_new] = self._new_buckets(target[needs_new])
-        old_kept = stays | (known & (engine is not MergeEngine.DEDUPLICATE))
-        key_bucket = np.where(old_kept, old_bucket, new_bucket) if old_kept.any() else new_bucket
+            old_kept, needs_new = stays, ~stays & ~ends_deleted
+            leaving = known & (moved | ends_deleted)  # moved or deleted keys leave their old bucket
+            self._leave_buckets(old_part[leaving], old_bucket[leaving])
+        else:  # a key stays in its partition: first-row drops the rows for others, the rest rewrite them
+            keep = row_part == per_row(target) if engine is MergeEngine.FIRST_ROW else np.ones(n, dtype=bool)
+            old_kept, needs_new = known, ~known
+        key_bucket = self._key_buckets(target, needs_new, old_kept, old_bucket)
         # rows: the kept ones where routing put them (partial-update / aggregation rewrite the partition where it
         # differs from the key's), then a delete in the old place of each moved key; copied piece by piece
         every_row = encoded.distinct and bool(keep.all())  # (the rows as they came: no gathers)
@@ -469,11 +451,45 @@ class CrossPartitionAssigner:
         gone = np.flatnonzero(moved) if engine is MergeEngine.DEDUPLICATE else np.zeros(0, np.int64)
         self._update_index(uniq_keys, pos, known, target, key_bucket,
                            ends_deleted & (engine is MergeEngine.DEDUPLICATE))
-        self._stamp(now, pos[in_index] if self.index_ttl_ms else None)
+        self._stamp(now, pos[pos >= 0] if self.index_ttl_ms else None)
         kept = (_Routed(kept_idx, target, key_bucket) if every_row
                 else _Routed(kept_idx, target[row_codes], key_bucket[row_codes]))
         return (kept, _Routed(last[gone], old_part[gone], old_bucket[gone]),
                 row_part if engine in (MergeEngine.PARTIAL_UPDATE, MergeEngine.AGGREGATE) else None)
+
+    def _where_now(self, uniq_keys: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each key's position in the index (-1: not there) and its partition id and bucket now (-1, -1)."""
+        u = len(uniq_keys)
+        pos = positions_in(uniq_keys, self.keys)
+        in_index = pos >= 0
+        if not in_index.any():  # as in a first write: read-only -1s, no arrays to fill
+            none = np.broadcast_to(np.int32(-1), (u,))
+            return pos, none, none
+        old_part = np.full(u, -1, np.int32)
+        old_bucket = np.full(u, -1, np.int32)
+        old_part[in_index] = self.part_of[pos[in_index]]
+        old_bucket[in_index] = self.bucket_of[pos[in_index]]
+        return pos, old_part, old_bucket
+
+    def _leave_buckets(self, parts: np.ndarray, buckets: np.ndarray) -> None:
+        """Keys leave these (partition id, bucket)s: lower their counts, one update per bucket, not per key."""
+        codes = parts.astype(np.int64) * (1 << 16) + buckets
+        for code, n_left in zip(*(a.tolist() for a in np.unique(codes, return_counts=True)), strict=True):
+            stats = self.counts.get(code >> 16)
+            if stats is not None and (code & 0xFFFF) in stats:
+                stats[code & 0xFFFF] = max(stats[code & 0xFFFF] - n_left, 0)
+
+    def _key_buckets(self, target: np.ndarray, needs_new: np.ndarray, old_kept: np.ndarray,
+                     old_bucket: np.ndarray) -> np.ndarray:
+        """Each key's bucket: its old one where ``old_kept``, a new one in ``target`` where ``needs_new``, else -1
+        (a key deleted that is not kept anywhere)."""
+        if needs_new.all():
+            new_bucket = self._new_buckets(target)
+        else:
+            new_bucket = np.full(len(target), -1, np.int32)
+            if needs_new.any():
+                new_bucket[needs_new] = self._new_buckets(target[needs_new])
+        return np.where(old_kept, old_bucket, new_bucket) if old_kept.any() else new_bucket
 
     def _row_partitions(self, table: pa.Table) -> np.ndarray:
         """The partition id of every row."""
@@ -497,7 +513,7 @@ class CrossPartitionAssigner:
         if radix > max(1 << 20, len(code)):  # many partitions: sort the codes
             uniq, inverse = np.unique(code, return_inverse=True)
         else:  # the usual few partitions: a table over the codes, no sort of every row's code
-            uniq = np.flatnonzero(count_ids(code, radix))
+            uniq = present_ids(code, radix)
         gid = np.empty(len(uniq), dtype=np.int32)
         for j, c in enumerate(uniq.tolist()):  # ascending codes, as before: partition ids in the same order
             values = tuple(d[(c // r) % len(d)].as_py() for d, r in zip(dictionaries, radices))
@@ -625,7 +641,7 @@ _FEW_GROUPS = 32
 def _positions_by_code(code: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
     """Each distinct code, ascending, with the positions holding it, ascending."""
     if code.dtype == np.uint16:
-        present = np.flatnonzero(count_ids(code, 1 << 16))
+        present = present_ids(code, 1 << 16)
         if len(present) <= _FEW_GROUPS:  # one pass per group: no order of every row (an 8M-entry int64 array)
             for group in present.tolist():
                 yield group, np.flatnonzero(code == group)

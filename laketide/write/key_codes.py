@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["EncodedKeys", "count_ids", "encode_keys", "gather", "has_duplicate_ints", "positions_in"]
+__all__ = ["EncodedKeys", "count_ids", "encode_keys", "gather", "has_duplicate_ints", "positions_in", "present_ids"]
 
 # A direct table is used when the key range is at most this many times the number of keys (plus a constant).
 RANGE_PER_KEY = 4
@@ -52,8 +52,15 @@ def _seen(values: np.ndarray, lo: int, span: int) -> np.ndarray:
     """A table over ``[lo, lo + span)``: True where a value occurs."""
     seen = np.zeros(span, dtype=bool)
     for start in range(0, len(values), CHUNK_ROWS):
-        seen[values[start:start + CHUNK_ROWS] - lo] = True
+        chunk = values[start:start + CHUNK_ROWS]
+        seen[chunk - lo if lo else chunk] = True
     return seen
+
+
+def present_ids(ids: np.ndarray, length: int) -> np.ndarray:
+    """The ids in ``[0, length)`` that occur, ascending (``np.unique`` of small ids without a sort, nor an int64
+    count per id)."""
+    return np.flatnonzero(_seen(ids, 0, length))
 
 
 def count_ids(ids: np.ndarray, length: int) -> np.ndarray:

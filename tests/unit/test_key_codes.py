@@ -101,6 +101,16 @@ def test_chunked_count_and_gather_equal_numpy(monkeypatch: pytest.MonkeyPatch) -
         assert got.dtype == values.dtype and got.tolist() == values[ids].tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int32, np.int64])
+def test_present_ids_equal_unique(dtype: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(key_codes, "CHUNK_ROWS", 7)  # several chunks and a partial last one
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 7, 30):
+        ids = rng.integers(0, 12, n).astype(dtype)
+        got = key_codes.present_ids(ids, 12)
+        assert got.tolist() == np.unique(ids).tolist()
+
+
 def test_distinct_says_whether_every_row_has_its_own_key() -> None:
     assert encode_keys(pa.array([5, 3, 9], pa.int64())).distinct
     assert not encode_keys(pa.array([5, 3, 5], pa.int64())).distinct
