@@ -18,6 +18,7 @@ import numpy as np
 
 from laketide.schema.table_schema import TableSchema
 from laketide.write.cross_partition import CrossPartitionAssigner
+from laketide.write.key_codes import present_ids
 from laketide.write.key_locations import KeyLocations
 
 __all__ = ["SpreadAssigner", "owned_live_counts", "partition_offsets"]
@@ -61,7 +62,7 @@ class SpreadAssigner(CrossPartitionAssigner):
         out = np.empty(len(pids), dtype=np.int32)
         task = self.assign_id
         try:
-            for pid in np.flatnonzero(np.bincount(pids)).tolist():
+            for pid in present_ids(pids, len(self.partitions)).tolist():
                 mask = pids == pid
                 self.assign_id = _residue(task, self.offsets.get(self.partitions[pid], 0), self.num_assigners)
                 out[mask] = CrossPartitionAssigner._new_buckets(self, pids[mask])

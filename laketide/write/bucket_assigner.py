@@ -48,6 +48,7 @@ from laketide.meta.paths import FileStorePathFactory, TablePaths
 from laketide.options import CoreOptions
 from laketide.schema.table_schema import TableSchema
 from laketide.write.bucketing import GroupRows, split_by_partition_and_bucket
+from laketide.write.key_codes import present_ids
 from laketide.write.routed_pieces import bucket_runs, group_at, partition_runs
 
 __all__ = [
@@ -352,7 +353,7 @@ class HashBucketAssigner:
         who = compute_assigner(p_hash, key_hashes, num_channels=lay.num_channels, num_assigners=lay.num_assigners)
         out = np.empty(len(key_hashes), dtype=np.int32)
         fresh: list[Assigned] = []
-        for aid in np.flatnonzero(np.bincount(who, minlength=lay.num_channels)).tolist():
+        for aid in present_ids(who, lay.num_channels).tolist():
             mask = who == aid
             buckets, new = self._assign_one(indexes, aid, key_hashes[mask])
             out[mask] = buckets

@@ -244,10 +244,8 @@ class CrossPartitionAssigner:
             out.keys = keys.take(pa.array(first)) if dups else keys
             out.part_of = part_of[first] if dups else part_of
             out.bucket_of = bucket_of[first] if dups else bucket_of
-            codes = out.part_of.astype(np.int64) * (1 << 16) + out.bucket_of
-            uniq, cnt = np.unique(codes, return_counts=True)
-            for code, c in zip(uniq.tolist(), cnt.tolist()):
-                out.counts.setdefault(code >> 16, {})[code & 0xFFFF] = c
+            for pid, bucket, c in _bucket_counts(out.part_of, out.bucket_of):
+                out.counts.setdefault(pid, {})[bucket] = c
         out.bootstrap_stats = BootstrapStats(
             keys=len(out.keys), duplicate_keys=dups, buckets_read=len(plan.splits),
             buckets_skipped_by_ttl=plan.skipped_by_ttl, seconds=time.perf_counter() - started,
@@ -473,11 +471,10 @@ class CrossPartitionAssigner:
 
     def _leave_buckets(self, parts: np.ndarray, buckets: np.ndarray) -> None:
         """Keys leave these (partition id, bucket)s: lower their counts, one update per bucket, not per key."""
-        codes = parts.astype(np.int64) * (1 << 16) + buckets
-        for code, n_left in zip(*(a.tolist() for a in np.unique(codes, return_counts=True)), strict=True):
-            stats = self.counts.get(code >> 16)
-            if stats is not None and (code & 0xFFFF) in stats:
-                stats[code & 0xFFFF] = max(stats[code & 0xFFFF] - n_left, 0)
+        for pid, bucket, n_left in _bucket_counts(parts, buckets):
+            stats = self.counts.get(pid)
+            if stats is not None and bucket in stats:
+                stats[bucket] = max(stats[bucket] - n_left, 0)
 
     def _key_buckets(self, target: np.ndarray, needs_new: np.ndarray, old_kept: np.ndarray,
                      old_bucket: np.ndarray) -> np.ndarray:
@@ -632,6 +629,14 @@ class CrossPartitionAssigner:
     @property
     def nbytes(self) -> int:
         return int(self.keys.nbytes + self.part_of.nbytes + self.bucket_of.nbytes)
+
+
+def _bucket_counts(parts: np.ndarray, buckets: np.ndarray) -> Iterator[tuple[int, int, int]]:
+    """(partition id, bucket, keys) for each (partition id, bucket) pair of the keys, ascending."""
+    codes = parts.astype(np.int64) * (1 << 16) + buckets
+    uniq, counts = np.unique(codes, return_counts=True)
+    for code, c in zip(uniq.tolist(), counts.tolist()):
+        yield code >> 16, code & 0xFFFF, c
 
 
 # Up to this many groups, each group's rows are found by a pass over the codes instead of a sort of them all.
