@@ -62,7 +62,7 @@ upsert is a MERGE (copy-on-write: matched files are rewritten at write time), it
 and its compaction only bin-packs files: same logical result, different work.
 
 **Columns**: median, min and max of >= 3 repetitions (commit latency: the 5 commits ending at that history
-length; Spark: the best of its repetitions); rows/s = rows processed / median; **vs floor** = floor median /
+length; Spark: >= 5 rounds after a warm-up round); rows/s = rows processed / median; **vs floor** = floor median /
 engine median (> 1: faster than the floor); **laketide x** = engine median / laketide median (> 1: laketide is
 faster than that engine). **Peak RSS** is the process's high-water mark while that engine ran that workload
 (`VmHWM` reset through `/proc/self/clear_refs` before every timed call), measured in a fresh subprocess per

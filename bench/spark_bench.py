@@ -16,8 +16,11 @@ Workloads (all on one local[2] session):
   ``order_id`` alone as the key: the table's keys are joined in Spark, keys whose status changed move) vs the same
   write into fixed buckets keyed (order_id, status), and vs ``df.write.parquet`` of the upsert rows.
 Every read ends in Spark's ``noop`` sink so all rows reach the JVM. A workload's engines (laketide, its floor and
-variants; reads and writes alike) run in alternation, one repetition each per round with the order rotated, and
-each reports its best round.
+variants; reads and writes alike) run in alternation, one repetition each per round with the order rotated. A first
+round warms the JVM and the Python workers (a session's first laketide write starts them: ~10 s) and is left out;
+each engine reports the times of the ``repeat`` rounds after it, and the ratios compare medians, as every other
+suite does (it used to keep each engine's best round: Spark's times move by up to 1.5x between rounds, and one
+fast draw of a floor decided a verdict).
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -37,44 +43,52 @@ import laketide.spark as ls
 from bench.data import orders
 
 
-def _best_alternating(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Best of ``repeat`` per workload, the workloads run in alternation: each round runs every one once (the
-    order rotated by one each round), so laketide and its floor see the same machine conditions (a JVM still
-    compiling, a busy disk), rather than all repetitions of one followed by all of the other."""
+def _alternating(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, list[float]]:
+    """``repeat`` times per workload after a warm-up round, the workloads run in alternation: each round runs every
+    one once (the order rotated by one each round), so laketide and its floor see the same machine conditions (a JVM
+    still compiling, a busy disk), rather than all repetitions of one followed by all of the other."""
     def given(fn: Callable[[], object]) -> Callable[[], Callable[[], object]]:
         return lambda: fn
 
-    return _best_alternating_fresh({name: given(fn) for name, fn in fns.items()}, repeat)
+    return _alternating_fresh({name: given(fn) for name, fn in fns.items()}, repeat)
 
 
-def _best_alternating_fresh(prepares: dict[str, Callable[[], Callable[[], object]]],
-                            repeat: int) -> dict[str, float]:
-    """Like _best_alternating, with an untimed ``prepare`` before each repetition returning what to time."""
+def _alternating_fresh(prepares: dict[str, Callable[[], Callable[[], object]]],
+                       repeat: int) -> dict[str, list[float]]:
+    """Like _alternating, with an untimed ``prepare`` before each repetition returning what to time."""
     names = list(prepares)
-    best = dict.fromkeys(names, float("inf"))
-    for r in range(repeat):
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeat + 1):  # round 0 warms up: not kept
         for name in names[r % len(names):] + names[:r % len(names)]:
             fn = prepares[name]()
             t0 = time.perf_counter()
             fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
-    return best
+            if r:
+                times[name].append(time.perf_counter() - t0)
+    return times
+
+
+def _ratio(samples: dict[str, list[float]], reference: str, engine: str) -> float:
+    """``reference``'s median time / ``engine``'s: ``engine``'s speed relative to ``reference`` (> 1: faster)."""
+    return statistics.median(samples[reference]) / statistics.median(samples[engine])
 
 
 def _files(table: laketide.Table) -> list[str]:
     return [p for split in table.scan().plan() for p in split.file_paths()]
 
 
-def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict[str, float]:
+def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict[str, float | list[float]]:
+    """Each workload's times (``"<workload> <engine> s"``: the ``repeat`` rounds after the warm-up) and the ratios
+    of their medians (``"ratio ..."``)."""
     spark = ls.session("local[2]", app_name="laketide-bench")
     spark.sparkContext.setLogLevel("ERROR")
     wh = str(work / "wh")
     cat = laketide.load_catalog(warehouse=wh)
     cat.create_database("b", exist_ok=True)
     data = orders(rows)
-    out: dict[str, float] = {}
+    out: dict[str, list[float]] = {}
 
-    def noop(df) -> None:  # noqa: ANN001
+    def noop(df: Any) -> None:
         df.write.format("noop").mode("overwrite").save()
 
     # 1. full read of an append table
@@ -82,7 +96,7 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
     for part in range(4):
         ap.write(data.slice(part * rows // 4, rows // 4))
     files = _files(ap)
-    out.update(_best_alternating({
+    out.update(_alternating({
         "append read laketide s": lambda: noop(ls.read(spark, "b.append", warehouse=wh, native=True)),
         "append read laketide source s": lambda: noop(ls.read(spark, "b.append", warehouse=wh)),
         "append read spark.parquet s": lambda: noop(spark.read.parquet(*files)),
@@ -94,7 +108,7 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
     for i in range(5):
         pk.write(data.slice(i * rows // 10, rows // 2).cast(pk_schema))  # overlapping key ranges
     files = _files(pk)
-    out.update(_best_alternating({
+    out.update(_alternating({
         "pk merge read laketide s": lambda: noop(ls.read(spark, "b.runs", warehouse=wh)),
         "pk merge read spark.parquet s": lambda: noop(spark.read.parquet(*files)),
     }, repeat))
@@ -102,18 +116,14 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
     # 2b. the same table fully compacted: no split needs a merge
     pk.compact(full=True)
     files = _files(pk)
-    out.update(_best_alternating({
+    out.update(_alternating({
         "pk compacted read laketide native s": lambda: noop(ls.read(spark, "b.runs", warehouse=wh, native=True)),
         "pk compacted read laketide source s": lambda: noop(ls.read(spark, "b.runs", warehouse=wh)),
         "pk compacted read spark.parquet s": lambda: noop(spark.read.parquet(*files)),
     }, repeat))
-    out["ratio pk compacted read (parquet/laketide native)"] = (
-        out["pk compacted read spark.parquet s"] / out["pk compacted read laketide native s"])
-    out["ratio pk compacted read (parquet/laketide source)"] = (
-        out["pk compacted read spark.parquet s"] / out["pk compacted read laketide source s"])
     if reads_only:
         spark.stop()
-        return out
+        return {**out, **_ratios(out)}
 
     # 3. PK upsert write of `rows` rows
     src_path = work / "src.parquet"
@@ -131,15 +141,17 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
         cat.create_table(name, pk_schema, primary_key=["order_id"], options={"bucket": "4"})
         return lambda: ls.write(src, name, warehouse=wh, native=native)
 
-    def parquet_write() -> None:
-        src.write.mode("overwrite").parquet(str(work / f"pq{next(counter)}"))
+    def parquet_write(df: Any, compression: str | None = None) -> None:
+        writer = df.write.mode("overwrite")
+        if compression is not None:
+            writer = writer.option("compression", compression)
+        writer.parquet(str(work / f"pq{next(counter)}"))
 
-    out.update(_best_alternating_fresh({
+    out.update(_alternating_fresh({
         "pk upsert write laketide s": laketide_write,
         "pk upsert write laketide native s": lambda: laketide_write(native=True),
-        "pk upsert write df.write.parquet s": lambda: parquet_write,
-        "pk upsert write df.write.parquet zstd s": lambda: lambda: src.write.mode("overwrite").option(
-            "compression", "zstd").parquet(str(work / f"pq{next(counter)}")),
+        "pk upsert write df.write.parquet s": lambda: partial(parquet_write, src),
+        "pk upsert write df.write.parquet zstd s": lambda: partial(parquet_write, src, compression="zstd"),
     }, repeat))
     # 4. cross-partition upsert (partitioned by status, key order_id alone: keys whose status changed move) of
     #    rows/4 rows, half of them new keys, into a table of `rows` rows, vs fixed buckets keyed (order_id, status)
@@ -156,29 +168,39 @@ def run(rows: int, *, repeat: int, work: Path, reads_only: bool = False) -> dict
         t.write(data.cast(status_schema))
         return lambda: ls.write(updates, name, warehouse=wh)
 
-    out.update(_best_alternating_fresh({
+    out.update(_alternating_fresh({
         "cross-partition upsert laketide s": lambda: into_populated(["order_id"], {}),
         "cross-partition upsert fixed-buckets s": lambda: into_populated(["order_id", "status"], {"bucket": "4"}),
-        "cross-partition upsert df.write.parquet s": lambda: lambda: updates.write.mode("overwrite").parquet(
-            str(work / f"pq{next(counter)}")),
+        "cross-partition upsert df.write.parquet s": lambda: partial(parquet_write, updates),
     }, repeat))
     spark.stop()
-    out["ratio cross-partition upsert (fixed buckets/laketide)"] = (
-        out["cross-partition upsert fixed-buckets s"] / out["cross-partition upsert laketide s"])
-    out["ratio append read (parquet/laketide)"] = out["append read spark.parquet s"] / out["append read laketide s"]
-    out["ratio append read (parquet/laketide source)"] = (
-        out["append read spark.parquet s"] / out["append read laketide source s"])
-    out["ratio pk merge read (parquet/laketide)"] = (
-        out["pk merge read spark.parquet s"] / out["pk merge read laketide s"])
-    out["ratio pk upsert write (parquet/laketide)"] = (
-        out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide s"])
-    out["ratio pk upsert write (parquet/laketide native)"] = (
-        out["pk upsert write df.write.parquet s"] / out["pk upsert write laketide native s"])
-    out["ratio cross-partition upsert (parquet/laketide)"] = (
-        out["cross-partition upsert df.write.parquet s"] / out["cross-partition upsert laketide s"])
-    out["ratio pk upsert write (parquet zstd/laketide)"] = (
-        out["pk upsert write df.write.parquet zstd s"] / out["pk upsert write laketide s"])
-    return out
+    return {**out, **_ratios(out)}
+
+
+# (name, the reference's key, the compared engine's key) of each ratio reported, when both were measured
+_RATIOS = (
+    ("append read (parquet/laketide)", "append read spark.parquet s", "append read laketide s"),
+    ("append read (parquet/laketide source)", "append read spark.parquet s", "append read laketide source s"),
+    ("pk merge read (parquet/laketide)", "pk merge read spark.parquet s", "pk merge read laketide s"),
+    ("pk compacted read (parquet/laketide native)", "pk compacted read spark.parquet s",
+     "pk compacted read laketide native s"),
+    ("pk compacted read (parquet/laketide source)", "pk compacted read spark.parquet s",
+     "pk compacted read laketide source s"),
+    ("pk upsert write (parquet/laketide)", "pk upsert write df.write.parquet s", "pk upsert write laketide s"),
+    ("pk upsert write (parquet/laketide native)", "pk upsert write df.write.parquet s",
+     "pk upsert write laketide native s"),
+    ("pk upsert write (parquet zstd/laketide)", "pk upsert write df.write.parquet zstd s",
+     "pk upsert write laketide s"),
+    ("cross-partition upsert (fixed buckets/laketide)", "cross-partition upsert fixed-buckets s",
+     "cross-partition upsert laketide s"),
+    ("cross-partition upsert (parquet/laketide)", "cross-partition upsert df.write.parquet s",
+     "cross-partition upsert laketide s"),
+)
+
+
+def _ratios(samples: dict[str, list[float]]) -> dict[str, float]:
+    return {f"ratio {name}": _ratio(samples, reference, engine) for name, reference, engine in _RATIOS
+            if reference in samples and engine in samples}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -192,7 +214,8 @@ def main(argv: list[str] | None = None) -> None:
         results = run(args.rows, repeat=args.repeat, work=work, reads_only=args.reads_only)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps({"rows": args.rows, **{k: round(v, 3) for k, v in results.items()}}, indent=2))
+    print(json.dumps({"rows": args.rows, **{k: round(statistics.median(v), 3) if isinstance(v, list) else round(v, 3)
+                                            for k, v in results.items()}}, indent=2))
     suffix = "_reads" if args.reads_only else ""
     out = Path(__file__).parent / "results" / f"spark_{args.rows}{suffix}.json"
     out.write_text(json.dumps({"rows": args.rows, "results": results}, indent=2))

@@ -166,15 +166,20 @@ def test_spark_suite_without_run_is_reported(monkeypatch: pytest.MonkeyPatch, tm
 def test_spark_suite_maps_its_timings_to_results(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     fake = types.ModuleType("bench.spark_bench")
 
-    def run(rows: int, *, repeat: int, work: Path) -> dict[str, float]:
-        return {"append read laketide s": 2.0, "append read spark.parquet s": 1.0, "ratio append read": 0.5}
+    asked: list[int] = []
+
+    def run(rows: int, *, repeat: int, work: Path) -> dict[str, float | list[float]]:
+        asked.append(repeat)
+        return {"append read laketide s": [2.0, 3.0, 2.5, 9.0, 2.2], "append read spark.parquet s": [1.0, 1.1, 0.9],
+                "ratio append read": 0.5}
 
     fake.run = run  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "bench.spark_bench", fake)
     suite = worker.spark_suite(1_000, repeat=3, work=tmp_path)
-    got = {(r.workload, r.engine, r.floor, r.median) for r in suite.results}
-    assert got == {("spark append read", "laketide+spark", False, 2.0),
-                   ("spark append read", "spark.parquet", True, 1.0)}
+    got = {(r.workload, r.engine, r.floor, r.median, len(r.seconds)) for r in suite.results}
+    assert got == {("spark append read", "laketide+spark", False, 2.5, 5),
+                   ("spark append read", "spark.parquet", True, 1.0, 3)}
+    assert asked == [worker.SPARK_ROUNDS]  # Spark's rounds: at least SPARK_ROUNDS, whatever the other suites run
 
 
 def test_report_has_ratios_and_cannot_run_reasons(tmp_path: Path) -> None:
