@@ -19,7 +19,8 @@ assigners, then a second shuffle by (partition, bucket) to the writers), for a b
 keyed by ``order_id`` with 4 fixed buckets (the "laketide" variant), against ``df.write.parquet`` of the same rows.
 
 ``--cold`` starts with a laketide write before anything else has run in the session (the first JVM compile, the
-Python workers' first imports) and reports it separately: a best-of-N bench never sees it, a one-shot user does.
+Python workers' first imports) and reports it separately: the benchmark leaves its warm-up round out, a one-shot
+user pays it.
 """
 
 from __future__ import annotations

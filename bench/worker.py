@@ -62,6 +62,7 @@ SPARK_ROUNDS = 5
 def spark_suite(rows: int, *, repeat: int, work: Path) -> SuiteRun:
     """laketide on local Spark against Spark's own Parquet source/sink, through bench.spark_bench.run."""
     out = SuiteRun()
+    rounds = max(repeat, SPARK_ROUNDS)
     try:
         from bench import spark_bench
 
@@ -69,15 +70,14 @@ def spark_suite(rows: int, *, repeat: int, work: Path) -> SuiteRun:
         if run is None:
             raise AttributeError("bench.spark_bench has no run() function")
         accepted = inspect.signature(run).parameters
-        kwargs: dict[str, Any] = {k: v for k, v in {"repeat": max(repeat, SPARK_ROUNDS), "work": work}.items()
-                                  if k in accepted}
+        kwargs: dict[str, Any] = {k: v for k, v in {"repeat": rounds, "work": work}.items() if k in accepted}
         raw = run(rows, **kwargs)
     except Exception as e:  # noqa: BLE001 - Spark needs a JVM; a missing one is reported, not fatal
         out.results.append(cannot_run("spark workloads", "laketide+spark", rows, f"{type(e).__name__}: {e}"))
         return out
     out.meta["spark_raw"] = raw
     out.notes.append("spark_bench: a warm-up round left out, then the workloads' engines in alternation, "
-                     f"{max(repeat, SPARK_ROUNDS)} rounds")
+                     f"{rounds} rounds")
     for key, value in dict(raw).items():
         samples = value if isinstance(value, list) else [value]
         if not key.endswith(" s") or not samples or not all(isinstance(v, (int, float)) for v in samples):
