@@ -82,8 +82,10 @@ def collect(rows: int, *, repeat: int, work: Path, peers: Peers) -> SuiteRun:
 
 def samples(repeat: int) -> int:
     """Timed plans per (kind, size): more than ``repeat``; one plan of 1k files takes a few tens of ms, and the
-    growth ratio divides two medians, so each needs more samples than a median of 3 to stay put on a shared VM."""
-    return 2 * repeat + 1
+    growth ratio divides two medians, so each needs more samples than a median of 3 to stay put on a shared VM.
+    Seven were not enough: on this VM a 1k-file plan's samples spread 0.038-0.107 s in one run, and the ratio of
+    medians read 6.9x to 11.8x across runs of the same code (the minimums' ratio 9.5-10.4x); 15 cost ~10 s."""
+    return 4 * repeat + 3
 
 
 def _load(catalog: laketide.Catalog, name: str) -> laketide.Table:

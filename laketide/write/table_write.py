@@ -60,8 +60,9 @@ __all__ = ["TableWrite"]
 
 # (partition bytes, bucket) -> the bucket's highest sequence number so far, or None for a new bucket.
 SequenceRestorer = Callable[[bytes, int], "int | None"]
-# (partition bytes, bucket, the bucket's LSM writer) -> the writer to use instead (e.g. one that compacts).
-WriterWrapper = Callable[[bytes, int, MergeTreeWriter], "_BucketWriter"]
+# (the table write, partition bytes, bucket, the bucket's LSM writer) -> the writer to use instead (e.g. one that
+# compacts).
+WriterWrapper = Callable[["TableWrite", bytes, int, MergeTreeWriter], "_BucketWriter"]
 
 
 class _BucketWriter(Protocol):
@@ -553,7 +554,7 @@ class TableWrite:
                 changelog_writer=(replace(files, changelog=True, written=[], written_paths=[])
                                   if self.options.changelog_producer is ChangelogProducer.INPUT else None),
             )
-            w: _BucketWriter = self._wrap_writer(part_bytes, bucket, lsm) if self._wrap_writer else lsm
+            w: _BucketWriter = self._wrap_writer(self, part_bytes, bucket, lsm) if self._wrap_writer else lsm
         elif self.blob_names:
             w = self._blob_writer(files)
         else:

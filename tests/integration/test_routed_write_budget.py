@@ -22,6 +22,7 @@ from laketide.io.kv import RowKind
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.write.bucket_assigner import DynamicBucketIndex, HashBucketAssigner, assigner_layout, plan_dynamic
 from laketide.write.routed_pieces import group_pieces
+from laketide.write.table_write import TableWrite
 from laketide.write.cross_partition import CrossPartitionAssigner, key_bytes
 from laketide.write.write_budget import MIN_PIECE_ROWS
 from tests import table_checks
@@ -83,7 +84,7 @@ def _buffered_peaks(t: laketide.Table, data: pa.Table) -> list[int]:
     recorders: list[_Recorder] = []
     totals: list[int] = []
 
-    def wrap(partition: bytes, bucket: int, writer: MergeTreeWriter) -> _Recorder:
+    def wrap(tw: TableWrite, partition: bytes, bucket: int, writer: MergeTreeWriter) -> _Recorder:
         rec = _Recorder(writer)
         original = rec.write
 

@@ -21,6 +21,7 @@ from laketide.io.kv import RowKind
 from laketide.mergetree.writer import MergeTreeWriter
 from laketide.types import BigIntType
 from laketide.write.bucketing import split_by_partition_and_bucket
+from laketide.write.table_write import TableWrite
 from laketide.write.write_budget import MIN_PIECE_ROWS, piece_rows
 
 SCHEMA = pa.schema([("k", pa.int64()), ("name", pa.string()), ("v", pa.int64())])
@@ -99,7 +100,7 @@ def test_one_write_larger_than_the_buffer_stays_within_it(tmp_path: Path) -> Non
     assert data.nbytes > 20 * BUDGET  # one bucket, one call, many times the buffer
     recorders: list[_Recorder] = []
 
-    def wrap(partition: bytes, bucket: int, writer: MergeTreeWriter) -> _Recorder:
+    def wrap(tw: TableWrite, partition: bytes, bucket: int, writer: MergeTreeWriter) -> _Recorder:
         recorders.append(_Recorder(writer))
         return recorders[-1]
 
