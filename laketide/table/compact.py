@@ -11,6 +11,7 @@ mergetree.compact.MergeTreeCompactManagerFactory
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -52,7 +53,6 @@ from laketide.table.row_tracking_compact import TRACKED_COLUMNS, stamp_tracked_f
 from laketide.table.row_tracking_guard import refuse_data_evolution_compaction
 
 if TYPE_CHECKING:
-    from laketide.scan.split_read import SplitRead
     from laketide.table.table import Table
 
 __all__ = [
@@ -111,14 +111,12 @@ def _key_decoder(tw: TableWrite) -> Callable[[bytes], tuple[Any, ...]]:
 def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta, int], Iterator[pa.Table]]:
     # The reader is built at the first read: most bucket writers never compact (a small upsert's writer setup
     # spent ~10% of its time building readers nobody used).
-    readers: list[SplitRead] = []
+    reader = functools.cache(table.store.new_read)
 
     def read(meta: DataFileMeta, batch_rows: int) -> Iterator[pa.Table]:
-        if not readers:
-            readers.append(table.store.new_read())
         path = meta.external_path or f"{bucket_dir}/{meta.file_name}"
         # All value columns plus _SEQUENCE_NUMBER / _VALUE_KIND, evolved to the current schema.
-        for batch in readers[0].read_kv_file(meta, path, batch_size=batch_rows):
+        for batch in reader().read_kv_file(meta, path, batch_size=batch_rows):
             yield pa.Table.from_batches([batch])
 
     return read
