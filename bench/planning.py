@@ -5,12 +5,15 @@ The tables are built cheaply through laketide's own write path: an unpartitioned
 compaction), written in ``COMMITS`` commits of 10-row batches, so N live files take N small Parquet writes and
 ``COMMITS`` snapshots (several manifests, as a table grown by many commits has), not N commits.
 
-Timed, on a table object loaded fresh from the catalog before every call (no warm manifest cache), the two sizes
-alternating call by call (see ``_time_planning``):
+Timed, on a table object loaded fresh from the catalog before every call, the two sizes alternating call by call
+(see ``_time_planning``):
 
 - ``plan: manifest entries``: the store scan of the latest snapshot (``store.new_scan().plan(snapshot)``):
-  reading the manifest list and manifests, i.e. the live-file set;
-- ``plan: scan().plan() splits``: the full-table read plan a reader starts with (entries, splits).
+  reading the manifest list and manifests, i.e. the live-file set; the process's manifest cache emptied before
+  each call (laketide.meta.manifest_cache), so every manifest is read and decoded, as in a fresh process;
+- ``plan: scan().plan() splits``: the full-table read plan a reader starts with (entries, splits), cache emptied;
+- ``plan: scan().plan() splits, manifests cached``: the same plan again right after it, the decoded manifests
+  kept: what every later plan of the table in the process pays.
 
 The report gives seconds per 1,000 live files and the growth from N/10 to N files (the issue: planning time
 proportional to live files, i.e. 10x the files in <= ~10x the time).
@@ -27,13 +30,15 @@ import laketide
 from bench.data import orders
 from bench.harness import Result, timed
 from bench.suite import Peers, SuiteRun
+from laketide.meta.manifest_cache import MANIFEST_CACHE
 
 COMMITS = 10
 ROWS_PER_FILE = 10
 OPTIONS = {"target-file-size": "1 b", "write-only": "true"}
 ENTRIES = "plan: manifest entries"
 SPLITS = "plan: scan().plan() splits"
-WORKLOADS = (ENTRIES, SPLITS)
+CACHED_SPLITS = "plan: scan().plan() splits, manifests cached"
+WORKLOADS = (ENTRIES, SPLITS, CACHED_SPLITS)
 
 
 def workload(kind: str, files: int) -> str:
@@ -103,7 +108,10 @@ def _live_files(table: laketide.Table) -> int:
 def _time_planning(catalog: laketide.Catalog, names: dict[int, str], *, repeat: int) -> list[Result]:
     """Both planning kinds at both sizes, each timed call on a freshly loaded table. The sizes alternate call by
     call (small, large, small, ...), so a slow minute of the machine falls on both sides of the growth ratio."""
-    kinds = {ENTRIES: _live_files, SPLITS: lambda table: len(table.scan().plan())}
+    def splits(table: laketide.Table) -> int:
+        return len(table.scan().plan())
+
+    kinds = {ENTRIES: _live_files, SPLITS: splits, CACHED_SPLITS: splits}  # the cached kind right after SPLITS
     results = {(kind, files): Result(workload(kind, files), "laketide", files, scale=files)
                for kind in kinds for files in names}
     for _ in range(samples(repeat)):
@@ -112,6 +120,8 @@ def _time_planning(catalog: laketide.Catalog, names: dict[int, str], *, repeat: 
                 result = results[(kind, files)]
                 if result.error is not None:
                     continue
+                if kind != CACHED_SPLITS:
+                    MANIFEST_CACHE.clear()
                 try:
                     seconds, peak, per_call = timed(partial(plan, _load(catalog, name)))
                 except Exception as e:  # noqa: BLE001 - reported in the results, as measure() does

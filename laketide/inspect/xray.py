@@ -122,8 +122,8 @@ def snapshot_point(table: Table, s: Snapshot, scan: FileStoreScan | None = None)
     """Files and records snapshot ``s`` added and removed (from its delta manifests)."""
     scan = scan or table.file_scan()
     added = deleted = rows_added = rows_deleted = 0
-    for m in scan.manifest_list(s.delta_manifest_list):
-        for e in scan.manifest(m.file_name):
+    for m in scan.manifest_list(s.delta_manifest_list, s.delta_manifest_list_size):
+        for e in scan.manifest(m.file_name, m.file_size):
             if e.kind is FileKind.ADD:
                 added += 1
                 rows_added += e.file.row_count

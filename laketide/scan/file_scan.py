@@ -17,6 +17,7 @@ from laketide.fs import FileIO
 from laketide.meta.binary_row import deserialize_binary_row
 from laketide.meta.paths import FileStorePathFactory, PartitionCodec
 from laketide.meta.manifest import FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta, SimpleStats
+from laketide.meta.manifest_cache import MANIFEST_CACHE
 from laketide.meta.manifest_io import read_objects
 from laketide.meta.snapshot import Snapshot
 from laketide.scan.stats_test import StatsTest
@@ -85,11 +86,18 @@ class FileStoreScan:
     def manifest_dir(self) -> str:
         return f"{self.table_path}/manifest"
 
-    def manifest_list(self, name: str) -> list[ManifestFileMeta]:
-        return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", ManifestFileMeta.from_record)
+    def manifest_list(self, name: str, size: int | None = None) -> list[ManifestFileMeta]:
+        """The manifest file metas of manifest list ``name``; ``size`` (its recorded size) lets the process's
+        manifest cache answer (laketide.meta.manifest_cache)."""
+        path = f"{self.manifest_dir}/{name}"
+        return MANIFEST_CACHE.get_or_load(
+            path, size, lambda: read_objects(self.file_io.read_bytes, path, ManifestFileMeta.from_record))
 
-    def manifest(self, name: str) -> list[ManifestEntry]:
-        return read_objects(self.file_io.read_bytes, f"{self.manifest_dir}/{name}", ManifestEntry.from_record)
+    def manifest(self, name: str, size: int | None = None) -> list[ManifestEntry]:
+        """Every entry (ADD and DELETE) of manifest ``name``; ``size`` as for ``manifest_list``."""
+        path = f"{self.manifest_dir}/{name}"
+        return MANIFEST_CACHE.get_or_load(
+            path, size, lambda: read_objects(self.file_io.read_bytes, path, ManifestEntry.from_record))
 
     def index_manifest(self, name: str) -> list[IndexManifestEntry]:
         """Every entry (ADD and DELETE) of index manifest ``name``."""
@@ -110,7 +118,8 @@ class FileStoreScan:
         return list(live.values())
 
     def data_manifests(self, snapshot: Snapshot) -> list[ManifestFileMeta]:
-        return self.manifest_list(snapshot.base_manifest_list) + self.manifest_list(snapshot.delta_manifest_list)
+        return (self.manifest_list(snapshot.base_manifest_list, snapshot.base_manifest_list_size)
+                + self.manifest_list(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size))
 
     def plan(
         self,
@@ -132,7 +141,7 @@ class FileStoreScan:
         for m in manifests if manifests is not None else self.data_manifests(snapshot):
             if part_pred is not None and not self._manifest_may_match(m, part_pred):
                 continue
-            for e in self.manifest(m.file_name):
+            for e in self.manifest(m.file_name, m.file_size):
                 if buckets is not None and e.bucket not in buckets:
                     continue
                 if part_pred is not None and not evaluate_exact(part_pred, self.partition_codec.as_dict(e.partition)):

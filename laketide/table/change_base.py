@@ -39,8 +39,8 @@ def refuse_changes_since(table: Table, base: int | None, messages: Iterable[Comm
         s = latest if sid == latest.id else table.snapshot(sid)
         if s.commit_kind in (CommitKind.COMPACT, CommitKind.ANALYZE):  # the rows stay as they are
             continue
-        changed = {(e.partition, e.bucket) for m in scan.manifest_list(s.delta_manifest_list)
-                   for e in scan.manifest(m.file_name)}
+        metas = scan.manifest_list(s.delta_manifest_list, s.delta_manifest_list_size)
+        changed = {(e.partition, e.bucket) for m in metas for e in scan.manifest(m.file_name, m.file_size)}
         if changed & touched:
             raise CommitConflictError(
                 f"{verb} on table {table.name} read the table at snapshot {base or 0}, and snapshot {s.id} "

@@ -113,7 +113,8 @@ class PendingChange:
     def _files_dropped(self, sid: int) -> int:
         snapshot = self.table.snapshot(sid)
         scan = self.table.store.new_scan()
-        entries = [e for m in scan.manifest_list(snapshot.delta_manifest_list) for e in scan.manifest(m.file_name)]
+        metas = scan.manifest_list(snapshot.delta_manifest_list, snapshot.delta_manifest_list_size)
+        entries = [e for m in metas for e in scan.manifest(m.file_name, m.file_size)]
         return sum(1 for e in entries if e.kind.name == "DELETE")
 
 

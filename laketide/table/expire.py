@@ -304,7 +304,7 @@ def _read_entries(scan: FileStoreScan, manifest_list: str | None) -> list[Manife
     if not manifest_list:
         return []
     try:
-        return [e for m in scan.manifest_list(manifest_list) for e in scan.manifest(m.file_name)]
+        return [e for m in scan.manifest_list(manifest_list) for e in scan.manifest(m.file_name, m.file_size)]
     except _READ_ERRORS:
         return None
 

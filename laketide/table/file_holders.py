@@ -111,8 +111,8 @@ def held_by_other_branches(store: FileStore) -> HeldElsewhere | None:
                     return None
                 data |= live
             for s in snapshots[1:]:
-                for meta in scan.manifest_list(s.delta_manifest_list):
-                    for e in scan.manifest(meta.file_name):
+                for meta in scan.manifest_list(s.delta_manifest_list, s.delta_manifest_list_size):
+                    for e in scan.manifest(meta.file_name, meta.file_size):
                         if e.kind is FileKind.ADD:
                             data.update(paths.data_paths(e))
             for s in [*snapshots, *tags]:

@@ -84,11 +84,12 @@ class IncrementalScan:
         if self._from_changelog:
             if not snap.changelog_manifest_list:
                 return (0, 0)
-            metas = self.table.file_scan().manifest_list(snap.changelog_manifest_list)
+            scan = self.table.file_scan()
+            metas = scan.manifest_list(snap.changelog_manifest_list, snap.changelog_manifest_list_size)
             return (sum(m.num_added_files for m in metas), max(snap.changelog_record_count or 0, 0))
         if snap.commit_kind is not CommitKind.APPEND:
             return (0, 0)
-        metas = self.table.file_scan().manifest_list(snap.delta_manifest_list)
+        metas = self.table.file_scan().manifest_list(snap.delta_manifest_list, snap.delta_manifest_list_size)
         return (sum(m.num_added_files for m in metas), max(snap.delta_record_count, 0))
 
     @property
@@ -128,7 +129,7 @@ class IncrementalScan:
             if listed is None:
                 continue
             for meta in scan.manifest_list(listed):
-                for e in scan.manifest(meta.file_name):
+                for e in scan.manifest(meta.file_name, meta.file_size):
                     if e.kind is not FileKind.ADD:
                         continue
                     path = paths.data_file_paths(e.partition, e.bucket, e.file)[0]

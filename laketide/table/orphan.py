@@ -201,7 +201,7 @@ def _collect(scan: FileStoreScan, s: Snapshot, used: set[str], seen_manifests: s
             if m.file_name in seen_manifests:
                 continue
             seen_manifests.add(m.file_name)
-            for e in scan.manifest(m.file_name):
+            for e in scan.manifest(m.file_name, m.file_size):
                 used.add(e.file.file_name)
                 used.update(e.file.extra_files)
                 if e.file.external_path:

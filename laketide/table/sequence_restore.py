@@ -87,10 +87,10 @@ class SequenceCache:
                 if s is None:
                     return None  # expired in the gap: its delta is gone
                 added: list[ManifestEntry] = []
-                for m in scan.manifest_list(s.delta_manifest_list):
+                for m in scan.manifest_list(s.delta_manifest_list, s.delta_manifest_list_size):
                     if m.num_deleted_files:
                         return None  # files left the table: a bucket's maximum may have dropped
-                    added += scan.manifest(m.file_name)
+                    added += scan.manifest(m.file_name, m.file_size)
                 if any(e.kind is not FileKind.ADD for e in added):
                     return None
                 for key, seq in max_sequence_per_bucket(added).items():

@@ -169,8 +169,9 @@ class CommittedFiles:
             if s is None:
                 out.gap = True  # expired: its additions are visible only among the live files
                 continue
-            for kind, lst in (("delta", s.delta_manifest_list), ("changelog", s.changelog_manifest_list)):
-                entries = self._entries(lst)
+            for kind, lst, size in (("delta", s.delta_manifest_list, s.delta_manifest_list_size),
+                                    ("changelog", s.changelog_manifest_list, s.changelog_manifest_list_size)):
+                entries = self._entries(lst, size)
                 if entries is None:
                     out.gap = True
                     continue
@@ -180,11 +181,12 @@ class CommittedFiles:
                         out.records.append((e.file.file_name, e.kind, f"{verb} by snapshot {s.id} ({kind})"))
         return out
 
-    def _entries(self, manifest_list: str | None) -> list[ManifestEntry] | None:
+    def _entries(self, manifest_list: str | None, size: int | None) -> list[ManifestEntry] | None:
         if not manifest_list:
             return []
         try:
-            return [e for m in self.scan.manifest_list(manifest_list) for e in self.scan.manifest(m.file_name)]
+            scan = self.scan
+            return [e for m in scan.manifest_list(manifest_list, size) for e in scan.manifest(m.file_name, m.file_size)]
         except _READ_ERRORS:
             self.uncertain = True
             return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from laketide.fs import FileIO
 from laketide.meta.binary_row import serialize_binary_row
 from laketide.meta.manifest import FileKind, ManifestEntry, ManifestFileMeta, SimpleStats
+from laketide.meta.manifest_cache import MANIFEST_CACHE
 from laketide.meta.manifest_io import encode_records, to_records
 from laketide.meta.manifest_schema import MANIFEST_ENTRY, MANIFEST_FILE_META
 from laketide.meta.paths import TablePaths
@@ -62,6 +63,7 @@ class ManifestWriter:
         self.file_io.write_bytes(path, data)
         assert self.written is not None
         self.written.append(path)
+        MANIFEST_CACHE.put(path, len(data), entries)  # the next plan, restore or commit check reads it from here
         added = sum(1 for e in entries if e.kind is FileKind.ADD)
         return ManifestFileMeta(
             file_name=name,
@@ -110,16 +112,17 @@ class ManifestWriter:
         self.file_io.write_bytes(path, data)
         assert self.written is not None
         self.written.append(path)
+        MANIFEST_CACHE.put(path, len(data), metas)
         return name, len(data)
 
     # -- merging -----------------------------------------------------------------------------------------------
     def merge(
-        self, metas: list[ManifestFileMeta], read_manifest: Callable[[str], list[ManifestEntry]]
+        self, metas: list[ManifestFileMeta], read_manifest: Callable[[str, int | None], list[ManifestEntry]]
     ) -> list[ManifestFileMeta]:
         """Merge small manifests (minor) or rewrite all of them (full) when small ones pile up."""
         small_total = sum(m.file_size for m in metas if m.file_size < self.target_size)
         if small_total >= self.full_compaction_threshold:
-            entries = merge_entries(e for m in metas for e in read_manifest(m.file_name))
+            entries = merge_entries(e for m in metas for e in read_manifest(m.file_name, m.file_size))
             return self.write_manifests([e for e in entries if e.kind is FileKind.ADD])
         result: list[ManifestFileMeta] = []
         candidates: list[ManifestFileMeta] = []
@@ -137,12 +140,12 @@ class ManifestWriter:
         return result
 
     def _merge_group(
-        self, group: list[ManifestFileMeta], read_manifest: Callable[[str], list[ManifestEntry]]
+        self, group: list[ManifestFileMeta], read_manifest: Callable[[str, int | None], list[ManifestEntry]]
     ) -> list[ManifestFileMeta]:
         if len(group) == 1:
             return group
         # DELETE entries whose ADD lives in an older manifest outside this group must survive the merge.
-        return self.write_manifests(merge_entries(e for m in group for e in read_manifest(m.file_name)))
+        return self.write_manifests(merge_entries(e for m in group for e in read_manifest(m.file_name, m.file_size)))
 
     def cleanup(self) -> None:
         assert self.written is not None
