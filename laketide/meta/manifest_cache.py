@@ -8,8 +8,8 @@ commits again and again (streaming ingestion, a Spark driver's micro-batches) ne
 Entries are keyed by path *and* file size (the size the manifest list or snapshot records), so a file that is
 not what its metadata says is read, and fails, as without the cache. Where the size is unknown nothing is cached.
 
-The budget is an estimate of the decoded objects' memory: ``LAKETIDE_MANIFEST_CACHE_MEMORY`` (bytes, or with a
-``kb`` / ``mb`` / ``gb`` suffix; ``0`` turns the cache off) when the process starts, else 128 MiB (Java's
+The budget is an estimate of the decoded objects' memory: ``LAKETIDE_MANIFEST_CACHE_MEMORY`` (a Paimon memory
+size, "134217728" or "128 mb"; ``0`` turns the cache off) when the process starts, else 128 MiB (Java's
 ``cache.manifest.small-file-memory``); ``MANIFEST_CACHE.resize`` changes it at run time. A manifest larger than a
 quarter of the budget is not kept (it would push out everything else).
 
@@ -19,14 +19,14 @@ Paimon: utils.ObjectsCache, utils.SegmentsCache (there, serialized rows per cata
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from laketide.exceptions import InvalidOptionError
-from laketide.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta
+from laketide.meta.manifest import DataFileMeta, ManifestEntry, ManifestFileMeta, SimpleStats
+from laketide.options import parse_memory_size
 
 __all__ = ["MANIFEST_CACHE", "ManifestCache", "DEFAULT_MEMORY", "MEMORY_ENV"]
 
@@ -39,14 +39,13 @@ T = TypeVar("T")
 _OBJECT, _INT, _BYTES = 56, 32, 33
 
 
-def _stats_weight(min_values: bytes, max_values: bytes, null_counts: Sequence[int | None] | None) -> int:
-    return _OBJECT + 2 * _BYTES + len(min_values) + len(max_values) + 8 * (len(null_counts or ()) + 8)
+def _stats_weight(s: SimpleStats) -> int:
+    return _OBJECT + 2 * _BYTES + len(s.min_values) + len(s.max_values) + 8 * (len(s.null_counts or ()) + 8)
 
 
 def _file_weight(f: DataFileMeta) -> int:
     return (_OBJECT + 8 * 20 + 6 * _INT + _BYTES + len(f.file_name) + 2 * _BYTES + len(f.min_key) + len(f.max_key)
-            + _stats_weight(f.key_stats.min_values, f.key_stats.max_values, f.key_stats.null_counts)
-            + _stats_weight(f.value_stats.min_values, f.value_stats.max_values, f.value_stats.null_counts)
+            + _stats_weight(f.key_stats) + _stats_weight(f.value_stats)
             + sum(_BYTES + len(x) for x in f.extra_files) + len(f.embedded_index or b""))
 
 
@@ -57,20 +56,18 @@ def weight(objs: Sequence[Any]) -> int:
         if isinstance(o, ManifestEntry):
             total += _OBJECT + 5 * 8 + _BYTES + len(o.partition) + _file_weight(o.file)
         elif isinstance(o, ManifestFileMeta):
-            s = o.partition_stats
-            total += _OBJECT + 12 * 8 + _BYTES + len(o.file_name) + _stats_weight(s.min_values, s.max_values,
-                                                                                   s.null_counts)
+            total += _OBJECT + 12 * 8 + _BYTES + len(o.file_name) + _stats_weight(o.partition_stats)
         else:
             total += 256
     return total
 
 
 def parse_memory(raw: str, *, source: str) -> int:
-    m = re.fullmatch(r"\s*(\d+)\s*([kmg]i?b?|b)?\s*", raw.lower())
-    if m is None:
-        raise InvalidOptionError(f"{source} = {raw!r}: expected a byte count such as 134217728, 128mb or 0")
-    unit = (m.group(2) or "b")[0]
-    return int(m.group(1)) << {"b": 0, "k": 10, "m": 20, "g": 30}[unit]
+    """``raw`` as Paimon's memory sizes are written; an error names ``source``."""
+    try:
+        return parse_memory_size(raw)
+    except ValueError as e:
+        raise InvalidOptionError(f"{source} = {raw!r}: {e} (e.g. 134217728, 128 mb or 0)") from e
 
 
 class ManifestCache:
