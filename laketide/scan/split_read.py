@@ -154,22 +154,13 @@ class SplitRead:
         if self.data_evolution:
             yield from self._read_evolved(split)
             return
-        if self.merge is None:
+        if self.merge is None or split.raw_convertible:
+            read = self._raw_file if self.merge is None else self._raw_kv_file
             vectors = split.deletion_files or (None,) * len(split.files)
             for meta, path, rows, dv in zip(split.files, split.file_paths(), selections, vectors):
-                yield from self._raw_file(meta, path, rows, dv)
+                yield from read(meta, path, rows, dv)
             return
         paths = dict(zip((f.file_name for f in split.files), split.file_paths()))
-        if split.raw_convertible:
-            dvs = split.deletion_files or (None,) * len(split.files)
-            for meta, dv, rows in zip(split.files, dvs, selections):
-                # A file with no retraction (the metadata counts them) needs no system column at all.
-                retracts = meta.delete_row_count != 0
-                for batch in self._file_batches(meta, paths[meta.file_name], system=retracts, deletion=dv,
-                                                selection=rows, key_filter=self.key_filter):
-                    table = pa.Table.from_batches([batch])
-                    yield from self._finish(drop_retracts(table) if retracts else table)
-            return
         for section in partition_runs(split.files, self._key_range):
             yield from self._merge_section(section, paths)
 
@@ -284,14 +275,16 @@ class SplitRead:
         return pa.Table.from_arrays(arrays, schema=self.read_arrow_schema)
 
     def raw_file_readers(self, split: DataSplit) -> list[Callable[[], list[pa.RecordBatch]]] | None:
-        """One reader per file of a split read without a merge (append tables), so that several files can be
-        decoded at once; their batches in order are what :meth:`read` yields. None for a split that merges."""
-        if self.merge is not None or self.data_evolution:
+        """One reader per file of a split read without a merge (append tables, raw-convertible primary-key
+        splits: a deletion-vector table's), so that several files can be decoded at once; their batches in order
+        are what :meth:`read` yields. None for a split that merges."""
+        if self.data_evolution or (self.merge is not None and not split.raw_convertible):
             return None
         selections = split.row_selections or (None,) * len(split.files)
         vectors = split.deletion_files or (None,) * len(split.files)
         # Their batches are all kept by the caller: decode whole row groups (same rows, fewer, larger batches).
-        read = partial(self._raw_file, batch_size=max(self.batch_size, _COLLECT_BATCH_ROWS))
+        read = partial(self._raw_file if self.merge is None else self._raw_kv_file,
+                       batch_size=max(self.batch_size, _COLLECT_BATCH_ROWS))
         return [partial(_drain, read, meta, path, rows, dv)
                 for meta, path, rows, dv in zip(split.files, split.file_paths(), selections, vectors)]
 
@@ -300,6 +293,15 @@ class SplitRead:
         for batch in self._file_batches(meta, path, system=False, selection=rows, deletion=deletion,
                                         batch_size=batch_size):
             yield from self._finish(pa.Table.from_batches([batch]))
+
+    def _raw_kv_file(self, meta: DataFileMeta, path: str, rows: FrozenBitMap | None,
+                     deletion: DeletionFile | None, *, batch_size: int | None = None) -> Iterator[pa.RecordBatch]:
+        # A file with no retraction (the metadata counts them) needs no system column at all.
+        retracts = meta.delete_row_count != 0
+        for batch in self._file_batches(meta, path, system=retracts, deletion=deletion, selection=rows,
+                                        key_filter=self.key_filter, batch_size=batch_size):
+            table = pa.Table.from_batches([batch])
+            yield from self._finish(drop_retracts(table) if retracts else table)
 
     def _run_reader(self, run: list[tuple[DataFileMeta, GroupTest | None]],
                     paths: dict[str, str]) -> Callable[[int], Iterator[pa.Table]]:

@@ -206,6 +206,54 @@ def test_long_lived_writer_reuses_its_lookup_files(catalog) -> None:  # noqa: AN
     _check_vectors(t, t.latest_snapshot())
 
 
+def _files(t, snapshot) -> dict[str, int]:  # noqa: ANN001
+    return {e.file.file_name: e.file.level for e in t.file_scan().plan(snapshot)}
+
+
+def _write_and_compact(t, batch: list[tuple]) -> tuple[dict[str, int], dict[str, int]]:  # noqa: ANN001
+    """Write ``batch``: the level-0 files its append snapshot added, and the files after its compaction."""
+    before = _files(t, t.latest_snapshot()) if t.latest_snapshot() is not None else {}
+    t.write(_rows(batch))
+    latest = t.latest_snapshot()
+    assert latest.commit_kind is CommitKind.COMPACT
+    appended = t.snapshot_manager.snapshot(latest.id - 1)
+    assert appended.commit_kind is CommitKind.APPEND
+    added = {name: level for name, level in _files(t, appended).items() if name not in before}
+    assert added and set(added.values()) == {0}
+    return added, _files(t, latest)
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_level0_files_are_upgraded_without_a_rewrite_where_java_keeps_them(catalog, engine: str) -> None:
+    """As Java's LookupMergeTreeCompactRewriter: an insert-only level-0 file going to the top level, or to any level
+    under deduplicate, keeps its bytes (its keys' older rows are deleted by vector); otherwise it is rewritten."""
+    t = catalog.create_table("db.t", SCHEMA, primary_key=["k"], options=_options(
+        engine, **{"bucket": "1", "compaction.max-size-amplification-percent": "100000"}))
+    oracle: dict[int, tuple] = {}
+    base = [(k, k, "base", "+I") for k in range(100)]
+    _apply(engine, oracle, base)
+    added, after = _write_and_compact(t, base)
+    assert {after[name] for name in added} == {5}  # the first write: to the top level, as it is
+    assert _check_vectors(t, t.latest_snapshot()) == 0
+    update = [(k, 1, "new", "+U") for k in range(90, 110)]  # ten old keys, ten new ones
+    _apply(engine, oracle, update)
+    added, after = _write_and_compact(t, update)
+    upgraded = [name for name in added if name in after]
+    if engine == "deduplicate":
+        assert [after[name] for name in upgraded] == [4]  # under the top level's file, kept as it is
+    else:
+        assert upgraded == []  # its rows must fold in the older values
+    assert _check_vectors(t, t.latest_snapshot()) == 10
+    assert _state(t) == oracle
+    deletes = [(k, None, None, "-D") for k in (0, 95, 105)]
+    _apply(engine, oracle, deletes)
+    added, after = _write_and_compact(t, deletes)
+    assert not set(added) & set(after)  # retractions are dropped, so the file is rewritten
+    assert _state(t) == oracle
+    t.compact(full=True)
+    assert _state(t) == oracle and _check_vectors(t, t.latest_snapshot()) == 0
+
+
 def test_concurrent_compactions_of_one_bucket_conflict(catalog) -> None:  # noqa: ANN001
     """Two jobs that delete rows of the same file by vector: the second must not replace the first's vectors."""
     t = catalog.create_table("db.t", SCHEMA, primary_key=["k"], options=_options(

@@ -5,9 +5,12 @@ For each section of a compaction unit going to level ``n > 0``, the distinct key
 up in levels ``n + 1`` and up (files outside the unit). The live rows found join the merge as one more (oldest)
 sorted run — so partial-update and aggregation fold in the value readers saw — and their positions are deleted in
 the deletion vectors once the rewrite has succeeded. Files of the unit are read through their deletion vectors.
-Every level-0 file is rewritten (never only upgraded): its keys must be looked up; so is every file with a
-vector that a compaction takes in (a full compaction leaves no vector). As in Java, retractions are
-dropped at any output level: the older rows they retract are already deleted by vector.
+A level-0 file that overlaps nothing in its unit is upgraded as it is, its keys looked up all the same, where
+Java's LookupMergeTreeCompactRewriter keeps it: it holds no retractions, and it goes to the top level (nothing
+above to merge with) or the engine is deduplicate without ``sequence.field`` (the level-0 row is the newest and
+wins as it stands). Any other level-0 file is rewritten, and so is every file with a vector that a compaction
+takes in (a full compaction leaves no vector). As in Java, retractions are dropped at any output level: the
+older rows they retract are already deleted by vector.
 
 Invariant kept: above level 0, each key has at most one row not deleted by a vector, so a batch read of the
 levels above 0 through their vectors needs no merge.
@@ -26,7 +29,7 @@ import pyarrow as pa
 from laketide.index.dv_maintainer import BucketDeletionVectors
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter
-from laketide.mergetree.merge import drop_retracts, merge_order
+from laketide.mergetree.merge import DeduplicateMergeFunction, drop_retracts, merge_order
 from laketide.mergetree.sort_merge import RunSource, merge_sorted_runs, reader_memory
 
 __all__ = ["DeletionVectorRewriter"]
@@ -51,10 +54,8 @@ class DeletionVectorRewriter(KeyValueRewriter):
                 runs = [RunSource(size=sum(f.file_size for f in run), read=self._reader(run),
                                   memory=reader_memory([f.file_size for f in run], columns=len(self.kv_schema)))
                         for run in section]
-                if output_level > 0:
-                    found = self._look_up(section, output_level, skip, deletions)
-                    if found is not None:
-                        runs.append(found)
+                if output_level > 0 and (found := self._look_up(section, output_level, skip, deletions)) is not None:
+                    runs.append(self._older_run(found))
                 for merged in merge_sorted_runs(runs, self.merge, settings=self.sort):
                     if drop_delete:
                         merged = drop_retracts(merged)
@@ -64,14 +65,30 @@ class DeletionVectorRewriter(KeyValueRewriter):
         except BaseException:
             writer.abort()
             raise
-        for name, parts in deletions.items():
-            self.vectors.notify_deletions(name, np.concatenate(parts))
+        self._delete(deletions)
         before = tuple(f for section in sections for run in section for f in run)
         return CompactResult(before, tuple(after))
 
-    def must_rewrite(self, f: DataFileMeta) -> bool:
-        # Level-0 keys must be looked up; a file with a vector that takes part in a compaction sheds it.
-        return f.level == 0 or self.vectors.vector_of(f.file_name) is not None
+    def must_rewrite(self, f: DataFileMeta, output_level: int, *, max_level: int) -> bool:
+        if self.vectors.vector_of(f.file_name) is not None:
+            return True  # a file with a vector that takes part in a compaction sheds it
+        if f.level != 0:
+            return False
+        if f.delete_row_count is None or f.delete_row_count > 0:
+            return True  # retractions are dropped at every level
+        newest_wins = isinstance(self.merge, DeduplicateMergeFunction) and not self.merge.spec.sequence_fields
+        return output_level != max_level and not newest_wins
+
+    def upgrade(self, f: DataFileMeta, output_level: int) -> CompactResult:
+        if f.level == 0:  # kept as it is (must_rewrite): the older rows of its keys are deleted by vector
+            deletions: dict[str, list[np.ndarray]] = {}
+            self._look_up([[f]], output_level, {f.file_name}, deletions)
+            self._delete(deletions)
+        return KeyValueRewriter.upgrade(self, f, output_level)
+
+    def _delete(self, deletions: dict[str, list[np.ndarray]]) -> None:
+        for name, parts in deletions.items():
+            self.vectors.notify_deletions(name, np.concatenate(parts))
 
     def files_replaced(self, names: Sequence[str]) -> None:
         for name in names:
@@ -107,18 +124,26 @@ class DeletionVectorRewriter(KeyValueRewriter):
     def _look_up(
         self, section: Sequence[Sequence[DataFileMeta]], output_level: int, skip: set[str],
         deletions: dict[str, list[np.ndarray]],
-    ) -> RunSource | None:
+    ) -> pa.Table | None:
+        """The live rows above ``output_level`` of the section's level-0 keys; their positions go to
+        ``deletions``. Nothing is read when no file sits above the output (a first write into a bucket)."""
+        assert self.lookup is not None, "a deletion-vector rewriter needs the bucket's lookup levels"
+        levels = self.lookup.levels
+        if not any(f.file_name not in skip for level in range(output_level + 1, levels.number_of_levels)
+                   for f in levels.run_of_level(level).files):
+            return None
         keys = self._level0_keys(section)
         if keys is None:
             return None
-        assert self.lookup is not None, "a deletion-vector rewriter needs the bucket's lookup levels"
         result = self.lookup.lookup(keys, start_level=output_level + 1, skip=skip,
                                     deleted_mask=self.vectors.deleted_mask)
         for name, pos in result.positions.items():
             deletions.setdefault(name, []).append(pos)
-        if result.rows is None or result.rows.num_rows == 0:
-            return None
-        rows = result.rows.take(merge_order(result.rows, self.merge.spec)).combine_chunks()
+        return result.rows if result.rows is not None and result.rows.num_rows else None
+
+    def _older_run(self, found: pa.Table) -> RunSource:
+        """Rows found above the output, as the oldest sorted run of the merge."""
+        rows = found.take(merge_order(found, self.merge.spec)).combine_chunks()
 
         def read(batch_rows: int) -> Iterator[pa.Table]:
             for start in range(0, rows.num_rows, batch_rows):

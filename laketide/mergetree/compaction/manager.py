@@ -146,7 +146,8 @@ class MergeTreeCompactManager:
             unit = pick_full_compaction(n, runs)
             if unit is None and self.settings.deletion_vectors:
                 # One top-level run already: still fold in its deletion vectors (Java's pickFullCompaction).
-                with_vectors = tuple(f for f in self.levels.all_files() if self.rewriter.must_rewrite(f))
+                with_vectors = tuple(f for f in self.levels.all_files()
+                                     if self.rewriter.must_rewrite(f, n - 1, max_level=n - 1))
                 unit = CompactUnit(n - 1, with_vectors) if with_vectors else None
             return unit
         unit = self.strategy.pick(n, runs)

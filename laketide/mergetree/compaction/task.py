@@ -61,9 +61,13 @@ class KeyValueRewriter:
     sort: SortMergeSettings  # how many runs are read directly, how much a merge may hold
     lookup: LookupLevels | None = None  # the bucket's lookup files (deletion vectors, lookup changelog)
 
-    def must_rewrite(self, f: DataFileMeta) -> bool:
+    def must_rewrite(self, f: DataFileMeta, output_level: int, *, max_level: int) -> bool:
         """Whether ``f`` is rewritten even where it could only be upgraded (deletion vectors: see there)."""
         return False
+
+    def upgrade(self, f: DataFileMeta, output_level: int) -> CompactResult:
+        """``f`` moves to ``output_level`` as it is: only its level changes."""
+        return CompactResult((f,), (f.upgrade(output_level),))
 
     def files_replaced(self, names: Sequence[str]) -> None:
         """Files that left the bucket after a compaction (what the rewriter keeps per file can go)."""
@@ -129,11 +133,11 @@ def run_compact_unit(
     candidate: list[list[list[DataFileMeta]]] = []
 
     def upgrade(f: DataFileMeta) -> CompactResult:
-        if (out == max_level and _may_hold_deletes(f)) or rewriter.must_rewrite(f):
+        if (out == max_level and _may_hold_deletes(f)) or rewriter.must_rewrite(f, out, max_level=max_level):
             # The top level must not keep retractions: nothing below could use them.
             return rewriter.rewrite(out, drop_delete=drop_delete, sections=[[[f]]])
         if f.level != out:
-            return CompactResult((f,), (f.upgrade(out),))
+            return rewriter.upgrade(f, out)
         return CompactResult()
 
     def flush() -> CompactResult:
