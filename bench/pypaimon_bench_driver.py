@@ -18,6 +18,8 @@ Request: ``kind`` (below; ``"pk"`` when absent), ``warehouse`` (an empty directo
   keys" (``lookup_keys``, an ``is_in`` predicate) when the request lists keys. The point lookup and the range are
   timed ``repeat`` times and then more while they take a few milliseconds (bench/harness.py's rule, SHORT_OP_*).
 - ``merge_engine``: one table (``options`` carry the engine) with base + upsert (untimed); times ``workload``.
+- ``read_table``: times ``workload``, a full read of the table ``table`` that another engine wrote in the
+  warehouse ``table_warehouse`` (e.g. laketide's deletion vectors, which pypaimon cannot write).
 - ``commits``: an append table; times each of ``commits`` small writes+commits of the base batch.
 
 After an untimed warm-up on a tiny table, each timed call runs with the process's peak RSS reset
@@ -238,6 +240,12 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             for _ in range(repeat if batch else 0):
                 rec.time("lookup 1000 keys", lambda table=table: _read(table, lambda pb: pb.is_in(key, batch)),
                          reads=True)
+    elif kind == "read_table":
+        table = CatalogFactory.create({"warehouse": request["table_warehouse"]}).get_table(request["table"])
+        if runtime == "rust":
+            table = table.copy(RUST_OPTIONS)
+        for _ in range(repeat):
+            rec.time(request["workload"], lambda table=table: _read(table), reads=True)
     elif kind == "commits":
         table = fresh_table("history")
         for _ in range(int(request["commits"])):

@@ -49,8 +49,10 @@ EXPLANATION = """\
   the faster of hash / sort in this run, as for the merge read;
 - compaction: read + sort + dedupe + write of one file; filtered reads: a `pyarrow.dataset` filter over the
   floor's merged, key-sorted Parquet file; merge engines: a single-threaded `pyarrow` `group_by` taking
-  sum/max/last-non-null; commit latency: one Parquet file write per commit; dynamic buckets: the same laketide
-  write into 4 fixed buckets; Spark rows: `spark.read.parquet` / `df.write.parquet`;
+  sum/max/last-non-null; deletion-vector read: `pq.read_table` of the live rows, one file per bucket (pypaimon
+  reads laketide's table: it cannot write deletion vectors); commit latency: one Parquet file write per commit;
+  dynamic buckets: the same laketide write into 4 fixed buckets; Spark rows: `spark.read.parquet` /
+  `df.write.parquet`;
 - planning has no floor: it is laketide's own time at N/10 and N live files.
 
 **Peers**: pypaimon 2.1.0 (pure Python) and pypaimon with its Rust runtime (pypaimon-rust 0.4.0,
