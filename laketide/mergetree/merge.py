@@ -170,6 +170,8 @@ class MergeFunction(ABC):
 
     #: A key that appears once stays as it is (lets a merge skip runs that overlap nothing).
     single_row_is_result: bool = False
+    #: A key's newest row is its result whatever the older rows hold: they need not be read to merge.
+    newest_row_wins: bool = False
 
     def __init__(self, spec: MergeSpec) -> None:
         self.spec = spec
@@ -194,6 +196,8 @@ class DeduplicateMergeFunction(MergeFunction):
         self.ignore_delete = ignore_delete
         # A lone retraction must be dropped, not kept as the key's result.
         self.single_row_is_result = not ignore_delete
+        # A skipped retraction lets an older row win; so does a sequence field.
+        self.newest_row_wins = not ignore_delete and not spec.sequence_fields
 
     def merge(self, rows: pa.Table) -> pa.Table:
         if self.ignore_delete and rows.num_rows:

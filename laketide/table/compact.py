@@ -108,14 +108,16 @@ def _key_decoder(tw: TableWrite) -> Callable[[bytes], tuple[Any, ...]]:
     return lambda raw: py_key(deserialize_binary_row(raw, types))
 
 
-def _kv_reader(table: Table, bucket_dir: str) -> Callable[[DataFileMeta, int], Iterator[pa.Table]]:
+def _kv_reader(table: Table, bucket_dir: str, *,
+               columns: Sequence[str] | None = None) -> Callable[[DataFileMeta, int], Iterator[pa.Table]]:
     # The reader is built at the first read: most bucket writers never compact (a small upsert's writer setup
     # spent ~10% of its time building readers nobody used).
-    reader = functools.cache(table.store.new_read)
+    reader = functools.cache(functools.partial(table.store.new_read, columns=columns))
 
     def read(meta: DataFileMeta, batch_rows: int) -> Iterator[pa.Table]:
         path = meta.external_path or f"{bucket_dir}/{meta.file_name}"
-        # All value columns plus _SEQUENCE_NUMBER / _VALUE_KIND, evolved to the current schema.
+        # The value columns (all, or ``columns`` and what the merge needs) plus _SEQUENCE_NUMBER / _VALUE_KIND,
+        # evolved to the current schema.
         for batch in reader().read_kv_file(meta, path, batch_size=batch_rows):
             yield pa.Table.from_batches([batch])
 
@@ -160,17 +162,21 @@ def _manager(
 ) -> MergeTreeCompactManager:
     merge = merge_function_for(table.schema)
     read = _kv_reader(table, bucket_dir)
+    read_keys = _kv_reader(table, bucket_dir, columns=merge.spec.key_names)
     levels = Levels(files, num_levels=settings.num_levels, key_of=_key_decoder(tw))
     new_writer, sort = _output_writer(template), SortMergeSettings.from_options(table.options)
     options = table.options
     producer = options.changelog_producer is ChangelogProducer.LOOKUP
-    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read,
+    # Deletion vectors alone, under an engine where the newest row wins, need only where a key sits: lookup
+    # files of keys and positions (Java's PersistPositionProcessor), not of whole rows.
+    positions_only = vectors is not None and not producer and merge.newest_row_wins
+    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read_keys if positions_only else read,
                            local_dir=options.local_temp_dir, max_disk_size=options.lookup_cache_max_disk_size)
               if vectors is not None or producer else None)
     rewriter: KeyValueRewriter
     if vectors is not None and lookup is not None:
         rewriter = DeletionVectorRewriter(read_file=read, new_writer=new_writer, merge=merge, kv_schema=tw.kv_schema,
-                                          sort=sort, vectors=vectors, lookup=lookup)
+                                          sort=sort, vectors=vectors, lookup=lookup, read_keys=read_keys)
     else:
         rewriter = KeyValueRewriter(read_file=read, new_writer=new_writer, merge=merge, kv_schema=tw.kv_schema,
                                     sort=sort, lookup=lookup)

@@ -146,13 +146,28 @@ def test_reads_equal_the_oracle_at_every_snapshot(engine: str, steps: list, long
 @given(batches=st.lists(st.lists(_op, min_size=1, max_size=25), min_size=1, max_size=6))
 def test_reads_equal_merge_on_read(engine: str, batches: list) -> None:
     """Any batches (several changes of a key in one): the DV table reads as the same table merged on read."""
+    _assert_reads_as_merge_on_read(_options(engine), batches)
+
+
+# Deduplicate where the newest row need not win: the older rows found above must be merged, not only deleted.
+DEDUPLICATE_VARIANTS = {"sequence.field": {"sequence.field": "a"}, "ignore-delete": {"ignore-delete": "true"}}
+
+
+@pytest.mark.parametrize("variant", sorted(DEDUPLICATE_VARIANTS))
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(batches=st.lists(st.lists(_op, min_size=1, max_size=25), min_size=1, max_size=6))
+def test_deduplicate_variants_read_as_merge_on_read(variant: str, batches: list) -> None:
+    _assert_reads_as_merge_on_read(_options("deduplicate", **DEDUPLICATE_VARIANTS[variant]), batches)
+
+
+def _assert_reads_as_merge_on_read(options: dict[str, str], batches: list) -> None:
     with tempfile.TemporaryDirectory() as warehouse:
         cat = laketide.load_catalog(warehouse=warehouse)
         cat.create_database("db")
         extra = {"compaction.max-size-amplification-percent": "100000", "num-sorted-run.compaction-trigger": "2"}
-        dv = cat.create_table("db.dv", SCHEMA, primary_key=["k"], options=_options(engine, **extra))
+        dv = cat.create_table("db.dv", SCHEMA, primary_key=["k"], options=options | extra)
         mor = cat.create_table("db.mor", SCHEMA, primary_key=["k"], options={
-            **_options(engine, **extra), "deletion-vectors.enabled": "false"})
+            **options, **extra, "deletion-vectors.enabled": "false"})
         for batch in batches:
             dv.write(_rows(batch))
             mor.write(_rows(batch))

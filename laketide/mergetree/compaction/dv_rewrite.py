@@ -7,10 +7,12 @@ sorted run â€” so partial-update and aggregation fold in the value readers saw â
 the deletion vectors once the rewrite has succeeded. Files of the unit are read through their deletion vectors.
 A level-0 file that overlaps nothing in its unit is upgraded as it is, its keys looked up all the same, where
 Java's LookupMergeTreeCompactRewriter keeps it: it holds no retractions, and it goes to the top level (nothing
-above to merge with) or the engine is deduplicate without ``sequence.field`` (the level-0 row is the newest and
-wins as it stands). Any other level-0 file is rewritten, and so is every file with a vector that a compaction
+above to merge with) or the newest row wins as it stands (deduplicate without ``sequence.field`` or
+``ignore-delete``). Any other level-0 file is rewritten, and so is every file with a vector that a compaction
 takes in (a full compaction leaves no vector). As in Java, retractions are dropped at any output level: the
-older rows they retract are already deleted by vector.
+older rows they retract are already deleted by vector. Where the newest row wins, the older rows found are not
+merged (none can be a key's result): only their positions count, and the bucket's lookup files hold keys and
+positions, not whole rows (Java's PersistPositionProcessor), unless a lookup changelog needs the rows.
 
 Invariant kept: above level 0, each key has at most one row not deleted by a vector, so a batch read of the
 levels above 0 through their vectors needs no merge.
@@ -29,7 +31,7 @@ import pyarrow as pa
 from laketide.index.dv_maintainer import BucketDeletionVectors
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.compaction.task import CompactResult, KeyValueRewriter
-from laketide.mergetree.merge import DeduplicateMergeFunction, drop_retracts, merge_order
+from laketide.mergetree.merge import drop_retracts, merge_order
 from laketide.mergetree.sort_merge import RunSource, merge_sorted_runs, reader_memory
 
 __all__ = ["DeletionVectorRewriter"]
@@ -42,6 +44,8 @@ class DeletionVectorRewriter(KeyValueRewriter):
     """A :class:`KeyValueRewriter` that maintains the bucket's deletion vectors through lookups."""
 
     vectors: BucketDeletionVectors = field(default_factory=lambda: BucketDeletionVectors({}))
+    # A file's key columns (plus _SEQUENCE_NUMBER / _VALUE_KIND) in batches; None: read_file's rows.
+    read_keys: Callable[[DataFileMeta, int], Iterator[pa.Table]] | None = None
 
     def rewrite(
         self, output_level: int, *, drop_delete: bool, sections: Sequence[Sequence[Sequence[DataFileMeta]]]
@@ -54,7 +58,9 @@ class DeletionVectorRewriter(KeyValueRewriter):
                 runs = [RunSource(size=sum(f.file_size for f in run), read=self._reader(run),
                                   memory=reader_memory([f.file_size for f in run], columns=len(self.kv_schema)))
                         for run in section]
-                if output_level > 0 and (found := self._look_up(section, output_level, skip, deletions)) is not None:
+                found = self._look_up(section, output_level, skip, deletions) if output_level > 0 else None
+                # Where the newest row wins, the older rows found cannot be a key's result: their positions suffice.
+                if found is not None and not self.merge.newest_row_wins:
                     runs.append(self._older_run(found))
                 for merged in merge_sorted_runs(runs, self.merge, settings=self.sort):
                     if drop_delete:
@@ -76,8 +82,7 @@ class DeletionVectorRewriter(KeyValueRewriter):
             return False
         if f.delete_row_count is None or f.delete_row_count > 0:
             return True  # retractions are dropped at every level
-        newest_wins = isinstance(self.merge, DeduplicateMergeFunction) and not self.merge.spec.sequence_fields
-        return output_level != max_level and not newest_wins
+        return output_level != max_level and not self.merge.newest_row_wins
 
     def upgrade(self, f: DataFileMeta, output_level: int) -> CompactResult:
         if f.level == 0:  # kept as it is (must_rewrite): the older rows of its keys are deleted by vector
@@ -113,8 +118,9 @@ class DeletionVectorRewriter(KeyValueRewriter):
 
     def _level0_keys(self, section: Sequence[Sequence[DataFileMeta]]) -> pa.Table | None:
         names = list(self.merge.spec.key_names)
+        read = self.read_keys or self.read_file
         parts = [part.select(names) for run in section for f in run if f.level == 0
-                 for part in self.read_file(f, _KEY_BATCH_ROWS)]
+                 for part in read(f, _KEY_BATCH_ROWS)]
         parts = [p for p in parts if p.num_rows]
         if not parts:
             return None
