@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from laketide.meta.manifest import DataFileMeta
 from laketide.mergetree.key_order import order_column, py_key
@@ -90,6 +91,10 @@ class LookupLevels:
         return pa.table({f"k{i}": order_column(table.column(n)) for i, n in enumerate(self.key_names)})
 
     def _bounds(self, keys: pa.Table) -> tuple[tuple[object, ...], tuple[object, ...]]:
+        if len(self.key_names) == 1 and pa.types.is_integer(keys.schema.field(self.key_names[0]).type):
+            # One integer key: its min and max are the bounds in Java's order too, without a sort.
+            low_high = pc.min_max(keys.column(self.key_names[0]))
+            return py_key([low_high["min"].as_py()]), py_key([low_high["max"].as_py()])
         order = key_order(keys, self.key_names)
         first, last = int(order[0].as_py()), int(order[-1].as_py())
         lo = py_key([keys.column(n)[first].as_py() for n in self.key_names])
@@ -118,11 +123,12 @@ class LookupLevels:
         for level in range(max(start_level, 1), self.levels.number_of_levels):
             if remaining.num_rows == 0:
                 break
+            files = [f for f in self.levels.run_of_level(level).files if f.file_name not in skip]
+            if not files:
+                continue
             lo, hi = self._bounds(remaining)
             hit_parts: list[pa.Table] = []
-            for f in self.levels.run_of_level(level).files:
-                if f.file_name in skip:
-                    continue
+            for f in files:
                 f_lo, f_hi = self.levels.key_range(f)
                 if f_hi < lo or f_lo > hi:
                     continue

@@ -65,7 +65,11 @@ class LookupChangelog:
                                    first_only=False)
         old_rows = found.rows.select(new_rows.column_names) if found.rows is not None else new_rows.schema.empty_table()
         before = self.merge.merge(old_rows) if old_rows.num_rows else old_rows
-        after = self.merge.merge(pa.concat_tables([old_rows, new_rows]))
+        if not old_rows.num_rows and len(level0) == 1 and keys.num_rows == new_rows.num_rows \
+                and self.merge.single_row_is_result:
+            after = new_rows  # one key-sorted file, each key once, nothing older: already merged
+        else:
+            after = self.merge.merge(pa.concat_tables([old_rows, new_rows]))
         changes = changelog_rows(before, after, names, self.kv_schema, first_row=self.first_row,
                                  row_deduplicate=self.row_deduplicate)
         return write_changelog(changes, self.new_writer(unit.output_level))
