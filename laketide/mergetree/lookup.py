@@ -87,6 +87,13 @@ class LookupLevels:
         self._files.close()
 
     # -- lookups -----------------------------------------------------------------------------------------------
+    def _files_at(self, level: int, skip: set[str]) -> list[DataFileMeta]:
+        return [f for f in self.levels.run_of_level(level).files if f.file_name not in skip]
+
+    def has_files(self, *, start_level: int, skip: set[str]) -> bool:
+        """Whether a lookup from ``start_level`` (``skip`` left out) has any file to look in."""
+        return any(self._files_at(level, skip) for level in range(max(start_level, 1), self.levels.number_of_levels))
+
     def _join_keys(self, table: pa.Table) -> pa.Table:
         return pa.table({f"k{i}": order_column(table.column(n)) for i, n in enumerate(self.key_names)})
 
@@ -123,7 +130,7 @@ class LookupLevels:
         for level in range(max(start_level, 1), self.levels.number_of_levels):
             if remaining.num_rows == 0:
                 break
-            files = [f for f in self.levels.run_of_level(level).files if f.file_name not in skip]
+            files = self._files_at(level, skip)
             if not files:
                 continue
             lo, hi = self._bounds(remaining)

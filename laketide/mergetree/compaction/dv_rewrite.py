@@ -134,9 +134,7 @@ class DeletionVectorRewriter(KeyValueRewriter):
         """The live rows above ``output_level`` of the section's level-0 keys; their positions go to
         ``deletions``. Nothing is read when no file sits above the output (a first write into a bucket)."""
         assert self.lookup is not None, "a deletion-vector rewriter needs the bucket's lookup levels"
-        levels = self.lookup.levels
-        if not any(f.file_name not in skip for level in range(output_level + 1, levels.number_of_levels)
-                   for f in levels.run_of_level(level).files):
+        if not self.lookup.has_files(start_level=output_level + 1, skip=skip):
             return None
         keys = self._level0_keys(section)
         if keys is None:
