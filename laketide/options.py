@@ -544,8 +544,13 @@ class CoreOptions:
     )
     LOOKUP_CACHE_MAX_DISK_SIZE = _option(
         "lookup.cache-max-disk-size", _MEM, None,
-        "Local disk a bucket writer's lookup files may take (default: no limit); the least recently used are "
-        "dropped beyond it (and rebuilt when needed).", check=_at_least(1),
+        "Local disk a table's lookup files may take in one process (default: no limit); the least recently used "
+        "are dropped beyond it (and rebuilt when needed).", check=_at_least(1),
+    )
+    LOOKUP_CACHE_FILE_RETENTION = _option(
+        "lookup.cache-file-retention", _DUR, 3_600_000,
+        "How long a lookup file nothing has read is kept; a lookup after that rebuilds it from its data file.",
+        check=_at_least(1),
     )
     LOOKUP_CACHE_SPILL_COMPRESSION = _option(
         "lookup.cache-spill-compression", _S, "zstd",
@@ -911,6 +916,7 @@ class CoreOptions:
     compaction_force_up_level_0: _Value[bool] = _Value(COMPACTION_FORCE_UP_LEVEL_0)
     force_lookup: _Value[bool] = _Value(FORCE_LOOKUP)
     lookup_cache_max_disk_size: _Value[int | None] = _Value(LOOKUP_CACHE_MAX_DISK_SIZE)
+    lookup_cache_file_retention: _Value[int] = _Value(LOOKUP_CACHE_FILE_RETENTION)
     local_temp_dir: _Value[str | None] = _Value(LOCAL_TEMP_DIR)
     sequence_field_sort_order: _Value[str] = _Value(SEQUENCE_FIELD_SORT_ORDER)
     dynamic_bucket_assigner_parallelism: _Value[int | None] = _Value(DYNAMIC_BUCKET_ASSIGNER_PARALLELISM)

@@ -13,6 +13,8 @@ import logging
 
 from laketide.fs import FileIO, file_io_for, scheme_of
 from laketide.meta.deletion import EXTERNAL_PATHS_KEY, same_location
+from laketide.mergetree.lookup_files import drop_writer_lookup_files
+from laketide.scan.lookup_cache import drop_lookup_caches
 from laketide.schema.schema_manager import SchemaManager
 
 __all__ = ["delete_table_files", "schema_external_roots"]
@@ -35,6 +37,9 @@ def schema_external_roots(file_io: FileIO, table_path: str) -> list[str]:
 
 def delete_table_files(file_io: FileIO, table_path: str) -> None:
     roots = schema_external_roots(file_io, table_path)
+    # This process's local lookup files of the table go with it (other processes' expire by retention).
+    drop_writer_lookup_files(table_path)
+    drop_lookup_caches(table_path)
     file_io.delete(table_path, recursive=True)
     for root in roots:
         if _holds(root, table_path):

@@ -1,14 +1,17 @@
 """Looking keys up in the higher levels of one bucket: where does the live version of a key sit?
 
 Each data file of a level above 0 gets a local lookup file the first time a lookup reaches it: its key-value rows
-as an uncompressed Arrow IPC file in a local temporary directory, memory-mapped when read (the OS pages it, the
-process holds only what a lookup touches). Row ``i`` of the lookup file is row position ``i`` of the data file,
-which is what a deletion vector marks. Lookup files live as long as the bucket's writer (so a long-lived writer
-reads each data file from the table's file system once) and are dropped with the data file.
+(or only its keys, sequence numbers and row kinds, where the caller needs only positions) as an uncompressed Arrow
+IPC file in a local temporary directory, memory-mapped when read (the OS pages it, the process holds only what a
+lookup touches). Row ``i`` of the lookup file is row position ``i`` of the data file, which is what a deletion
+vector marks. Lookup files are kept per table for the whole process (``writer_lookup_files``), so each data file
+is read from the table's file system once, however many writes look into it, and dropped when a compaction
+replaces the data file.
 
 They go to ``local-temp-dir`` (default: the system temp dir); ``lookup.cache-max-disk-size`` bounds the disk
-they take: beyond it the least recently used are removed, and rebuilt from their data file when a lookup needs
-them again (as Java's lookup file cache evicts). The bound counts per bucket writer (mergetree/lookup_files.py).
+they take (per table and process): beyond it the least recently used are removed, and rebuilt from their data
+file when a lookup needs them again, as are files nothing read for ``lookup.cache-file-retention`` (as Java's
+lookup file cache evicts and expires; mergetree/lookup_files.py).
 
 A lookup is one hash join per file of the probe keys against the file's keys (floating keys compared through
 their Java order rank, so -0.0 / NaN match as Java's comparator does), level by level from the lowest: a key
@@ -55,13 +58,18 @@ class LookupLevels:
         *,
         key_names: Sequence[str],
         read_file: Callable[[DataFileMeta, int], Iterator[pa.Table]],
-        local_dir: str | None = None,
-        max_disk_size: int | None = None,
+        files: LocalLookupFiles | None = None,
+        layout: str = "",
     ) -> None:
+        """``files``: where the lookup files live (shared by the table's writers; None: files of this object's
+        own, removed by ``close``); ``layout``: what ``read_file`` gives (schema and columns), part of each
+        lookup file's name, so that writers reading the same data file differently do not share its file."""
         self.levels = levels
         self.key_names = list(key_names)
         self.read_file = read_file
-        self._files = LocalLookupFiles(local_dir=local_dir, max_disk_size=max_disk_size)
+        self._owned = files is None
+        self._files = LocalLookupFiles() if files is None else files
+        self._layout = layout
 
     @property
     def disk_size(self) -> int:
@@ -73,18 +81,24 @@ class LookupLevels:
         """Lookup files dropped to stay within max_disk_size."""
         return self._files.evictions
 
+    def _name(self, file_name: str) -> str:
+        return f"{file_name}-{self._layout}"
+
     def _local(self, f: DataFileMeta) -> pa.Table:
-        local = self._files.get(f.file_name)
+        name = self._name(f.file_name)
+        local = self._files.get(name)
         if local is None:
-            local = self._files.put(f.file_name, self.read_file(f, _READ_BATCH_ROWS))
+            local = self._files.put(name, self.read_file(f, _READ_BATCH_ROWS))
         return local
 
     def forget(self, file_name: str) -> None:
         """The file left the bucket: drop its lookup file."""
-        self._files.forget(file_name)
+        self._files.forget(self._name(file_name))
 
     def close(self) -> None:
-        self._files.close()
+        """Remove the lookup files, unless they are shared (they outlive this bucket's writer then)."""
+        if self._owned:
+            self._files.close()
 
     # -- lookups -----------------------------------------------------------------------------------------------
     def _files_at(self, level: int, skip: set[str]) -> list[DataFileMeta]:

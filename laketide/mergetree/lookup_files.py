@@ -6,10 +6,15 @@ touches. ``lookup.cache-max-disk-size`` bounds the disk they take: beyond it the
 (and rebuilt from their data file when needed again), as Java's lookup file cache evicts. The directory is removed
 when its owner is closed or collected, and at exit.
 
-Used by a bucket writer's lookups (mergetree/lookup.py) and by ``Table.lookup``'s per-file cache
+``lookup.cache-file-retention`` (1 h) drops a file nothing has read for that long, as Java's cache expires
+after access.
+
+Used by the writers' lookups (mergetree/lookup.py: one set per table and process, ``writer_lookup_files``, so the
+next write of a table finds the files the last one built) and by ``Table.lookup``'s per-file cache
 (scan/lookup_cache.py). Safe to share between threads.
 
-Paimon: lookup.LookupStoreFactory, mergetree.LookupFile (its Caffeine cache bounded by disk size)
+Paimon: lookup.LookupStoreFactory, mergetree.LookupFile (its Caffeine cache bounded by disk size, expiring after
+access)
 """
 
 from __future__ import annotations
@@ -18,32 +23,38 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pyarrow as pa
 
 from laketide.exceptions import FileIOError, InvalidOptionError
 
-__all__ = ["LocalLookupFiles"]
+__all__ = ["LocalLookupFiles", "drop_writer_lookup_files", "writer_lookup_files"]
 
 
 class LocalLookupFiles:
     """Named local Arrow files, least recently used first, within a disk budget."""
 
     def __init__(self, *, local_dir: str | None = None, max_disk_size: int | None = None,
-                 prefix: str = "laketide-lookup-") -> None:
+                 retention: float | None = None, prefix: str = "laketide-lookup-",
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.local_dir = local_dir
         self.max_disk_size = max_disk_size
+        self.retention = retention  # seconds a file nobody reads is kept (None: no limit)
         self._prefix = prefix
+        self._clock = clock
         self._dir: str | None = None
         self._lock = threading.Lock()
-        # name -> (path, size on disk, the mapped table once opened)
+        # name -> (path, size on disk, the mapped table once opened), least recently used first
         self._files: OrderedDict[str, tuple[str, int, pa.Table | None]] = OrderedDict()
+        self._used: dict[str, float] = {}  # name -> when it was last written or read (clock)
         self._finalizer: weakref.finalize[[str, bool], LocalLookupFiles] | None = None
         self.evictions = 0  # files dropped to stay within max_disk_size
+        self.builds = 0  # files written
 
     @property
     def disk_size(self) -> int:
@@ -71,10 +82,12 @@ class LocalLookupFiles:
     def get(self, name: str) -> pa.Table | None:
         """The mapped rows of ``name`` (now the most recently used), or None when there is no such file."""
         with self._lock:
+            self._expire()
             entry = self._files.get(name)
             if entry is None:
                 return None
             self._files.move_to_end(name)
+            self._used[name] = self._clock()
             path, size, table = entry
             if table is None:
                 # The mapped buffers keep the mapping alive after the file object is gone (and after an eviction
@@ -115,6 +128,9 @@ class LocalLookupFiles:
         with self._lock:
             self._files[name] = (path, os.path.getsize(path), None)
             self._files.move_to_end(name)
+            self._used[name] = self._clock()
+            self.builds += 1
+            self._expire()
             self._evict_beyond_budget(keep=name)
         table = self.get(name)
         if table is None:  # evicted at once by a concurrent put: read the file we still know
@@ -131,7 +147,15 @@ class LocalLookupFiles:
             self._drop(oldest)
             self.evictions += 1
 
+    def _expire(self) -> None:
+        if self.retention is None:
+            return
+        oldest_kept = self._clock() - self.retention
+        for name in [n for n in self._files if self._used.get(n, oldest_kept) < oldest_kept]:
+            self._drop(name)
+
     def _drop(self, name: str) -> None:
+        self._used.pop(name, None)
         entry = self._files.pop(name, None)
         if entry is not None and os.path.exists(entry[0]):
             os.remove(entry[0])
@@ -146,4 +170,36 @@ class LocalLookupFiles:
             if self._finalizer is not None:
                 self._finalizer()
             self._files.clear()
+            self._used.clear()
             self._dir = None
+
+
+_WRITER_FILES: dict[tuple[str, str | None], LocalLookupFiles] = {}
+_WRITER_FILES_LOCK = threading.Lock()
+
+
+def writer_lookup_files(table_path: str, *, local_dir: str | None, max_disk_size: int | None,
+                        retention_ms: int) -> LocalLookupFiles:
+    """The process's lookup files of the writers of the table at ``table_path`` (one set per local directory),
+    its bounds set to the table's current options.
+
+    Java keeps one cache per write job (``MergeTreeCompactManagerFactory``) and its writers live as long as the
+    job; a laketide write is one call, so its files are kept per table instead: the next write (a streaming
+    micro-batch, a reused Spark worker) looks up the data files it has not replaced without building them again.
+    Data files never change, so a kept file is always right; the entry names say which schema and columns.
+    """
+    with _WRITER_FILES_LOCK:
+        files = _WRITER_FILES.get((table_path, local_dir))
+        if files is None:
+            files = _WRITER_FILES[(table_path, local_dir)] = LocalLookupFiles(local_dir=local_dir)
+    files.max_disk_size = max_disk_size
+    files.retention = retention_ms / 1000
+    return files
+
+
+def drop_writer_lookup_files(table_path: str | None = None) -> None:
+    """Remove the writers' lookup files of the table at ``table_path`` (every table: None) now, not at exit."""
+    with _WRITER_FILES_LOCK:
+        dropped = [_WRITER_FILES.pop(k) for k in [k for k in _WRITER_FILES if table_path in (None, k[0])]]
+    for files in dropped:
+        files.close()

@@ -31,6 +31,7 @@ from laketide.mergetree.compaction.dv_rewrite import DeletionVectorRewriter
 from laketide.mergetree.compaction.full_changelog import FullCompactionChangelog
 from laketide.mergetree.compaction.lookup_changelog import LookupChangelog
 from laketide.mergetree.lookup import LookupLevels
+from laketide.mergetree.lookup_files import writer_lookup_files
 from laketide.options import ChangelogProducer, MergeEngine
 from laketide.mergetree.compaction.append import AppendCompactSettings, pack_unaware, pick_bucketed
 from laketide.mergetree.compaction.manager import (
@@ -170,9 +171,14 @@ def _manager(
     # Deletion vectors alone, under an engine where the newest row wins, need only where a key sits: lookup
     # files of keys and positions (Java's PersistPositionProcessor), not of whole rows.
     positions_only = vectors is not None and not producer and merge.newest_row_wins
-    lookup = (LookupLevels(levels, key_names=merge.spec.key_names, read_file=read_keys if positions_only else read,
-                           local_dir=options.local_temp_dir, max_disk_size=options.lookup_cache_max_disk_size)
-              if vectors is not None or producer else None)
+    lookup = None
+    if vectors is not None or producer:
+        shared = writer_lookup_files(table.path, local_dir=options.local_temp_dir,
+                                     max_disk_size=options.lookup_cache_max_disk_size,
+                                     retention_ms=options.lookup_cache_file_retention)
+        layout = f"{table.branch}-s{table.schema.id}-{'keys' if positions_only else 'rows'}"
+        lookup = LookupLevels(levels, key_names=merge.spec.key_names, read_file=read_keys if positions_only else read,
+                              files=shared, layout=layout)
     rewriter: KeyValueRewriter
     if vectors is not None and lookup is not None:
         rewriter = DeletionVectorRewriter(read_file=read, new_writer=new_writer, merge=merge, kv_schema=tw.kv_schema,

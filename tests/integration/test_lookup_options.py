@@ -1,10 +1,14 @@
-"""Lookup file options: ``local-temp-dir`` (where a bucket writer's lookup files go), ``lookup.cache-max-disk-size``
-(least recently used files dropped beyond it), ``lookup.cache-spill-compression`` and ``lookup.local-file-type``
-(checked and accepted)."""
+"""Lookup file options: ``local-temp-dir`` (where the writers' lookup files go), ``lookup.cache-max-disk-size``
+(least recently used files dropped beyond it), ``lookup.cache-file-retention`` (files nothing read expire),
+``lookup.cache-spill-compression`` and ``lookup.local-file-type`` (checked and accepted); the lookup files outliving
+one write, for the next."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,6 +16,9 @@ import pytest
 
 import laketide
 from laketide.exceptions import InvalidOptionError
+from laketide.mergetree.lookup_files import LocalLookupFiles, drop_writer_lookup_files, writer_lookup_files
+from laketide.schema.changes import AddColumn
+from laketide.types import BigIntType
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.int64())])
 
@@ -67,12 +74,112 @@ def test_lookup_files_go_to_local_temp_dir_and_stay_within_the_disk_budget(catal
     got = {r["k"]: r["v"] for r in tight.read().to_pylist()}
     assert got == oracle_tight == oracle
     assert {r["k"]: r["v"] for r in free.read().to_pylist()} == oracle
-    # Closed writers leave no lookup file behind.
+    # Closed writers leave their lookup files to the table's next writer; dropping the table removes them.
+    assert _lookup_files(unbounded_dir)
+    catalog.drop_table("db.free")
+    catalog.drop_table("db.tight")
     assert _lookup_files(unbounded_dir) == [] and _lookup_files(bounded_dir) == []
+
+
+def _levels(t) -> dict[str, int]:  # noqa: ANN001
+    return {e.file.file_name: e.file.level for e in t.file_scan().plan(t.latest_snapshot())}
+
+
+@pytest.mark.parametrize("mode", [{"deletion-vectors.enabled": "true"}, {"changelog-producer": "lookup"},
+                                  {"deletion-vectors.enabled": "true", "changelog-producer": "lookup"}])
+def test_later_writes_look_up_in_the_files_earlier_writes_built(catalog, tmp_path, mode) -> None:  # noqa: ANN001
+    """Each ``Table.write`` is a writer of its own (as a streaming micro-batch is): the lookup files of the data
+    files it does not replace are kept, so no data file is read into a lookup file twice, and the rows stay right."""
+    local = tmp_path / "local"
+    t = catalog.create_table("db.t", SCHEMA, primary_key=["k"], options={
+        "bucket": "1", "local-temp-dir": str(local), "compaction.max-size-amplification-percent": "100000", **mode})
+    t.write(_rows(range(1000), -1))
+    oracle = {k: -1 for k in range(1000)}
+    (base,) = _levels(t)
+    files = writer_lookup_files(t.path, local_dir=str(local), max_disk_size=None, retention_ms=3_600_000)
+    ever_looked_in, base_local = set(), None
+    for i in range(6):
+        ever_looked_in |= {name for name, level in _levels(t).items() if level > 0}
+        keys = range(i * 10, i * 10 + 20)  # ten keys of the last write, ten only the base holds
+        t.write(_rows(keys, i))
+        oracle.update({k: i for k in keys})
+        (path,) = [p for p in _lookup_files(local) if p.name.startswith(base)]
+        stat = path.stat()
+        base_local = base_local or (stat.st_ino, stat.st_mtime_ns)
+        assert (stat.st_ino, stat.st_mtime_ns) == base_local, "the base file's lookup file was built again"
+    assert base in _levels(t)
+    assert files.builds <= len(ever_looked_in)  # one build per data file at most (each write built them anew)
+    assert {r["k"]: r["v"] for r in t.read().to_pylist()} == oracle
+
+
+def test_a_schema_change_builds_lookup_files_in_the_new_layout(catalog, tmp_path) -> None:  # noqa: ANN001
+    """A lookup file holds a data file's rows evolved to the writer's schema: after a new column, the next write
+    builds its own (the old layout's are not read as the new one's)."""
+    local = tmp_path / "local"
+    t = catalog.create_table("db.t", SCHEMA, primary_key=["k"], options={
+        "bucket": "1", "local-temp-dir": str(local), "changelog-producer": "lookup", "merge-engine": "partial-update",
+        "compaction.max-size-amplification-percent": "100000"})
+    t.write(_rows(range(20000), 0))  # a base much larger than the updates: no compaction rewrites it
+    t.write(_rows(range(10), 1))
+    before = {p.name for p in _lookup_files(local)}
+    t = catalog.alter_table("db.t", AddColumn(name="w", type=BigIntType()))
+    t.write(pa.table({"k": range(5, 15), "v": [None] * 10, "w": [7] * 10},
+                     schema=pa.schema([*SCHEMA, pa.field("w", pa.int64())])))
+    new = {p.name for p in _lookup_files(local)} - before
+    assert new and all("-s1-rows" in name for name in new)
+    got = {r["k"]: (r["v"], r["w"]) for r in t.read().to_pylist()}
+    assert got == {k: (1 if k < 10 else 0, 7 if 5 <= k < 15 else None) for k in range(20000)}
+
+
+def test_lookup_files_nothing_read_expire_after_the_retention() -> None:
+    """``lookup.cache-file-retention``: a file unread for longer is dropped at the next access (an injected clock,
+    no sleep); one read keeps it another full retention."""
+    now = [0.0]
+    files = LocalLookupFiles(retention=10.0, clock=lambda: now[0])
+    try:
+        files.put("a", [pa.table({"x": [1]})])
+        files.put("b", [pa.table({"x": [2]})])
+        now[0] = 8.0
+        assert files.get("a") is not None  # read at 8: kept until 18
+        now[0] = 15.0
+        assert files.get("b") is None and "b" not in files  # unread since 0: expired
+        assert files.get("a").column("x").to_pylist() == [1]
+        now[0] = 24.0
+        assert files.get("a") is not None  # read at 15: kept until 25; read again, until 34
+        now[0] = 35.0
+        assert files.get("a") is None and files.disk_size == 0
+    finally:
+        files.close()
+
+
+def test_another_process_does_not_see_this_processs_lookup_files(catalog, tmp_path) -> None:  # noqa: ANN001
+    """The kept files are one process's: a second process writing the same table builds its own, removes them
+    at exit, and both see each other's data (files the other compacted away are never asked)."""
+    local = tmp_path / "local"
+    t = catalog.create_table("db.t", SCHEMA, primary_key=["k"], options={
+        "bucket": "1", "local-temp-dir": str(local), "deletion-vectors.enabled": "true"})
+    t.write(_rows(range(200), 0))
+    t.write(_rows(range(50), 1))
+    mine = {p.name for p in _lookup_files(local)}
+    assert mine
+    script = textwrap.dedent(f"""
+        import pyarrow as pa, laketide
+        t = laketide.load_catalog(warehouse={str(tmp_path / "wh")!r}).table("db.t")
+        t.write(pa.table({{"k": list(range(40, 120)), "v": [2] * 80}}, schema=t.arrow_schema))
+        t.compact(full=True)
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    assert {p.name for p in _lookup_files(local)} == mine  # the other process's files went with it
+    t.write(_rows(range(100, 150), 3))  # this process's kept files name data files the full compaction replaced
+    oracle = {k: 3 if 100 <= k < 150 else 2 if 40 <= k < 120 else 1 if k < 50 else 0 for k in range(200)}
+    assert {r["k"]: r["v"] for r in t.read().to_pylist()} == oracle
+    drop_writer_lookup_files(t.path)
+    assert _lookup_files(local) == []
 
 
 @pytest.mark.parametrize("key, value", [
     ("lookup.cache-max-disk-size", "0"),
+    ("lookup.cache-file-retention", "soon"),
     ("lookup.cache-max-disk-size", "lots"),
     ("lookup.cache-spill-compression", "snappy"),
     ("lookup.local-file-type", "btree"),
