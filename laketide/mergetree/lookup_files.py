@@ -124,17 +124,17 @@ class LocalLookupFiles:
         if writer is None:
             os.remove(tmp)
             return pa.table({})
+        size = os.path.getsize(tmp)
         os.replace(tmp, path)
+        # Mapped before anyone else can see it: an eviction or expiry may unlink the file at once, never the rows.
+        table = pa.ipc.open_file(pa.memory_map(path, "r")).read_all()
         with self._lock:
-            self._files[name] = (path, os.path.getsize(path), None)
+            self._files[name] = (path, size, table)
             self._files.move_to_end(name)
             self._used[name] = self._clock()
             self.builds += 1
             self._expire()
             self._evict_beyond_budget(keep=name)
-        table = self.get(name)
-        if table is None:  # evicted at once by a concurrent put: read the file we still know
-            table = pa.ipc.open_file(pa.memory_map(path, "r")).read_all() if os.path.exists(path) else pa.table({})
         return table
 
     def _evict_beyond_budget(self, keep: str) -> None:
@@ -147,12 +147,21 @@ class LocalLookupFiles:
             self._drop(oldest)
             self.evictions += 1
 
+    def expire(self) -> None:
+        """Drop the files nothing has read for longer than ``retention``."""
+        with self._lock:
+            self._expire()
+
     def _expire(self) -> None:
         if self.retention is None:
             return
         oldest_kept = self._clock() - self.retention
-        for name in [n for n in self._files if self._used.get(n, oldest_kept) < oldest_kept]:
-            self._drop(name)
+        # Least recently used first, and each use stamps the time: the expired files are a prefix.
+        while self._files:
+            oldest = next(iter(self._files))
+            if self._used.get(oldest, oldest_kept) >= oldest_kept:
+                break
+            self._drop(oldest)
 
     def _drop(self, name: str) -> None:
         self._used.pop(name, None)
@@ -192,8 +201,11 @@ def writer_lookup_files(table_path: str, *, local_dir: str | None, max_disk_size
         files = _WRITER_FILES.get((table_path, local_dir))
         if files is None:
             files = _WRITER_FILES[(table_path, local_dir)] = LocalLookupFiles(local_dir=local_dir)
+        others = [f for f in _WRITER_FILES.values() if f is not files]
     files.max_disk_size = max_disk_size
     files.retention = retention_ms / 1000
+    for other in others:  # the files of tables this process no longer writes expire too
+        other.expire()
     return files
 
 

@@ -152,6 +152,35 @@ def test_lookup_files_nothing_read_expire_after_the_retention() -> None:
         files.close()
 
 
+def test_a_file_dropped_as_soon_as_it_is_built_still_gives_its_rows() -> None:
+    """An expiry (or another thread's eviction) may unlink a file before its builder reads it back: the builder
+    still gets the rows it wrote, never an empty table (a lookup would miss every key of the file)."""
+    ticks = iter(range(0, 10**6, 100))
+    files = LocalLookupFiles(retention=10.0, clock=lambda: float(next(ticks)))  # each look at the clock: 100 s on
+    try:
+        rows = files.put("a", [pa.table({"x": [1, 2, 3]})])
+        assert rows.column("x").to_pylist() == [1, 2, 3]
+        assert "a" not in files and files.get("a") is None  # expired at once, as the clock says
+    finally:
+        files.close()
+
+
+def test_lookup_files_of_a_table_no_longer_written_expire(catalog, tmp_path) -> None:  # noqa: ANN001
+    """Expiry does not wait for the table's own next write: any table's write expires the others' idle files."""
+    idle_dir, busy_dir = tmp_path / "idle", tmp_path / "busy"
+    idle = catalog.create_table("db.idle", SCHEMA, primary_key=["k"], options={
+        "bucket": "1", "local-temp-dir": str(idle_dir), "deletion-vectors.enabled": "true",
+        "lookup.cache-file-retention": "1 ms"})
+    busy = catalog.create_table("db.busy", SCHEMA, primary_key=["k"], options={
+        "bucket": "1", "local-temp-dir": str(busy_dir), "deletion-vectors.enabled": "true"})
+    for t in (idle, busy):
+        t.write(_rows(range(100), 0))
+        t.write(_rows(range(10), 1))
+    assert _lookup_files(busy_dir)
+    assert _lookup_files(idle_dir) == []  # unread for longer than 1 ms when the busy table's write looked
+    assert {r["k"]: r["v"] for r in idle.read().to_pylist()} == {k: int(k < 10) for k in range(100)}
+
+
 def test_another_process_does_not_see_this_processs_lookup_files(catalog, tmp_path) -> None:  # noqa: ANN001
     """The kept files are one process's: a second process writing the same table builds its own, removes them
     at exit, and both see each other's data (files the other compacted away are never asked)."""
