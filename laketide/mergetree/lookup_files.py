@@ -4,7 +4,9 @@ Data files are immutable, so a local copy in Arrow's own layout is built once fr
 often as needed without decoding it again: the OS pages the mapping in, the process holds only what a lookup
 touches. ``lookup.cache-max-disk-size`` bounds the disk they take: beyond it the least recently used are removed
 (and rebuilt from their data file when needed again), as Java's lookup file cache evicts. The directory is removed
-when its owner is closed or collected, and at exit.
+when its owner is closed or collected, and at exit. A process killed before its exit hooks ran (Spark stops its
+Python workers with SIGHUP) leaves its directory behind: its name holds the host and process id, and the next
+process of the host to make lookup files in that directory removes the directories of processes no longer alive.
 
 ``lookup.cache-file-retention`` (1 h) drops a file nothing has read for that long, as Java's cache expires
 after access.
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -71,7 +74,9 @@ class LocalLookupFiles:
             try:
                 if self.local_dir is not None:
                     os.makedirs(self.local_dir, exist_ok=True)
-                self._dir = tempfile.mkdtemp(prefix=self._prefix, dir=self.local_dir)
+                owner = f"{self._prefix}{socket.gethostname()}-"
+                _sweep_orphans(self.local_dir or tempfile.gettempdir(), owner)
+                self._dir = tempfile.mkdtemp(prefix=f"{owner}{os.getpid()}-", dir=self.local_dir)
             except OSError as e:
                 raise InvalidOptionError(
                     f"local-temp-dir {self.local_dir!r}: cannot create lookup files there: {e}"
@@ -181,6 +186,38 @@ class LocalLookupFiles:
             self._files.clear()
             self._used.clear()
             self._dir = None
+
+
+_SWEPT: set[tuple[str, str]] = set()  # (directory, owner prefix) this process has swept
+_SWEPT_LOCK = threading.Lock()
+
+
+def _sweep_orphans(parent: str, owner: str) -> None:
+    """Remove the directories ``owner<pid>-*`` in ``parent`` whose process is gone (once per process)."""
+    with _SWEPT_LOCK:
+        if (parent, owner) in _SWEPT:
+            return
+        _SWEPT.add((parent, owner))
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(owner):].split("-", 1)[0] if name.startswith(owner) else ""
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(parent, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if os.name == "nt":  # os.kill there terminates the process: never ask
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # not ours to signal, but running
+        return True
+    return True
 
 
 _WRITER_FILES: dict[tuple[str, str | None], LocalLookupFiles] = {}

@@ -6,6 +6,8 @@ one write, for the next."""
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -179,6 +181,38 @@ def test_lookup_files_of_a_table_no_longer_written_expire(catalog, tmp_path) -> 
     assert _lookup_files(busy_dir)
     assert _lookup_files(idle_dir) == []  # unread for longer than 1 ms when the busy table's write looked
     assert {r["k"]: r["v"] for r in idle.read().to_pylist()} == {k: int(k < 10) for k in range(100)}
+
+
+def test_a_killed_processs_lookup_files_are_removed_by_the_next_process(catalog, tmp_path) -> None:  # noqa: ANN001
+    """A process killed before its exit hooks (Spark stops its Python workers with SIGHUP) leaves its lookup
+    directory; the next process making lookup files there removes it, and never a live process's."""
+    local = tmp_path / "local"
+    t = catalog.create_table("db.t", SCHEMA, primary_key=["k"], options={
+        "bucket": "1", "local-temp-dir": str(local), "deletion-vectors.enabled": "true",
+        "compaction.max-size-amplification-percent": "100000"})
+    t.write(_rows(range(20000), 0))  # much larger than the updates: they never compact it away
+    script = textwrap.dedent(f"""
+        import os, signal, pyarrow as pa, laketide
+        t = laketide.load_catalog(warehouse={str(tmp_path / "wh")!r}).table("db.t")
+        t.write(pa.table({{"k": list(range(50)), "v": [1] * 50}}, schema=t.arrow_schema))
+        os.kill(os.getpid(), signal.SIGHUP)
+    """)
+    killed = subprocess.run([sys.executable, "-c", script], timeout=120)
+    assert killed.returncode == -signal.SIGHUP
+    (orphan,) = [d for d in local.iterdir() if d.name.startswith("laketide-lookup-")]
+    assert list(orphan.iterdir()), "the killed writer's lookup files are still there"
+    alive = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        # A live process's directory (named as laketide names them) is left alone.
+        live_dir = local / f"laketide-lookup-{socket.gethostname()}-{alive.pid}-x"
+        live_dir.mkdir()
+        t.write(_rows(range(100, 150), 2))  # this process's first lookup files in that directory
+        assert not orphan.exists() and live_dir.exists()
+    finally:
+        alive.communicate(b"")
+    assert [d for d in local.iterdir() if d.name.startswith("laketide-lookup-") and d != live_dir]
+    assert {r["k"]: r["v"] for r in t.read().to_pylist()} == {k: 1 if k < 50 else 2 if 100 <= k < 150 else 0
+                                                              for k in range(20000)}
 
 
 def test_another_process_does_not_see_this_processs_lookup_files(catalog, tmp_path) -> None:  # noqa: ANN001
