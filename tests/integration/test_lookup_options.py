@@ -195,6 +195,7 @@ def test_a_killed_processs_lookup_files_are_removed_by_the_next_process(catalog,
         import os, signal, pyarrow as pa, laketide
         t = laketide.load_catalog(warehouse={str(tmp_path / "wh")!r}).table("db.t")
         t.write(pa.table({{"k": list(range(50)), "v": [1] * 50}}, schema=t.arrow_schema))
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as pyspark's workers have it (nohup makes it inherited SIG_IGN)
         os.kill(os.getpid(), signal.SIGHUP)
     """)
     killed = subprocess.run([sys.executable, "-c", script], timeout=120)
