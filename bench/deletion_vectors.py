@@ -7,7 +7,8 @@ does not compact). Tables, all with the same rows:
 * ``DV``: ``deletion-vectors.enabled`` (each write compacts its level 0 by lookup into deletion vectors), so a
   read takes the files above level 0 through their vectors, with no merge;
 * ``MOR+compaction``: the default (each write compacts as universal compaction picks), for the write cost;
-* ``lookup``: ``changelog-producer = lookup`` (each write compacts level 0 and emits a changelog).
+* ``lookup``: ``changelog-producer = lookup`` (each write compacts level 0 and emits a changelog);
+* ``DV+lookup``: both (the changelog's lookup and the deletion vectors' in one compaction).
 
 Reads: the DV and MOR tables, and ``pyarrow.parquet`` reading the same live rows from one file per bucket.
 Issue targets: DV read >= 2x MOR read, DV read >= 0.8x the pyarrow read; DV and lookup writes <= 2x MOR writes.
@@ -37,6 +38,7 @@ TABLES = {
     "DV": {"deletion-vectors.enabled": "true"},
     "MOR+compaction": {},
     "lookup": {"changelog-producer": "lookup"},
+    "DV+lookup": {"deletion-vectors.enabled": "true", "changelog-producer": "lookup"},
 }
 
 
@@ -100,7 +102,8 @@ def main() -> None:
     print(f"DV read vs MOR read: {mor / dv:.2f}x faster; vs pyarrow.parquet: {floor / dv:.2f}x")
     base_write = res["write 5 updates: MOR+compaction"]
     print(f"DV writes / MOR+compaction writes: {res['write 5 updates: DV'] / base_write:.2f}x; "
-          f"lookup writes / MOR+compaction writes: {res['write 5 updates: lookup'] / base_write:.2f}x")
+          f"lookup writes / MOR+compaction writes: {res['write 5 updates: lookup'] / base_write:.2f}x; "
+          f"DV+lookup writes / MOR+compaction writes: {res['write 5 updates: DV+lookup'] / base_write:.2f}x")
 
 
 if __name__ == "__main__":
