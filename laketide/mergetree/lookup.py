@@ -71,16 +71,6 @@ class LookupLevels:
         self._files = LocalLookupFiles() if files is None else files
         self._layout = layout
 
-    @property
-    def disk_size(self) -> int:
-        """Bytes the local lookup files take now."""
-        return self._files.disk_size
-
-    @property
-    def evictions(self) -> int:
-        """Lookup files dropped to stay within max_disk_size."""
-        return self._files.evictions
-
     def _name(self, file_name: str) -> str:
         return f"{file_name}-{self._layout}"
 
